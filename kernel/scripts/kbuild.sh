@@ -1,0 +1,283 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The secmem kernel pipeline: pinned Debian source -> git tree -> series
+# applied -> config merged from fragments -> bzImage, cached by a key of
+# (source version, series content, config fragments, this script).
+#
+#   kbuild.sh source                  extract the pinned source, apply the series
+#   kbuild.sh build FLAVOR VARIANT    FLAVOR: patched|stock, VARIANT: release|debug
+#   kbuild.sh tree                    developer work tree (base + one commit per patch)
+#   kbuild.sh export                  write the developer tree back to kernel/patches
+#   kbuild.sh checkpatch              scripts/checkpatch.pl --strict on every patch
+#   kbuild.sh path FLAVOR VARIANT     print the output directory
+#
+# Environment: BUILD (default <repo>/build), JOBS (default nproc).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+kdir=$top/kernel
+build=${BUILD:-$top/build}
+jobs=${JOBS:-$(nproc)}
+
+# shellcheck source=kernel/base.conf
+. "$kdir/base.conf"
+
+src=$build/src/base          # pristine source, git repo, tag "base" (stock)
+patched=$build/src/patched   # git worktree: base + series (what we build)
+devtree=$build/linux         # git worktree for developers (make kernel-tree)
+# Bump when ensure_base() changes what it commits as "base".
+base_recipe=2
+
+die() {
+	echo "kbuild: error: $*" >&2
+	exit 1
+}
+
+info() {
+	echo "kbuild: $*"
+}
+
+# The patches named by kernel/patches/series, in order, comments skipped.
+series_patches() {
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$kdir/patches/series" | grep -v '^$' || true
+}
+
+series_hash() {
+	{
+		cat "$kdir/patches/series"
+		series_patches | while read -r p; do
+			[ -f "$kdir/patches/$p" ] ||
+				die "kernel/patches/series names $p, which does not exist"
+			cat "$kdir/patches/$p"
+		done
+	} | sha256sum | cut -c1-16
+}
+
+ensure_package() {
+	local have
+	have=$(dpkg-query -W -f='${Version}' "$LINUX_SOURCE_PACKAGE" 2>/dev/null || true)
+	[ "$have" = "$LINUX_SOURCE_VERSION" ] && return 0
+	info "installing $LINUX_SOURCE_PACKAGE=$LINUX_SOURCE_VERSION (have: ${have:-none})"
+	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		--allow-downgrades "$LINUX_SOURCE_PACKAGE=$LINUX_SOURCE_VERSION" >&2; then
+		echo "kbuild: error: cannot install $LINUX_SOURCE_PACKAGE=$LINUX_SOURCE_VERSION," \
+			"the version kernel/base.conf pins." >&2
+		echo "kbuild: versions apt can install now:" >&2
+		apt-cache policy "$LINUX_SOURCE_PACKAGE" >&2 || true
+		echo "kbuild: to move the pin, set LINUX_SOURCE_VERSION in kernel/base.conf to one" \
+			"of them and refresh the series (see kernel/README.md)." >&2
+		exit 1
+	fi
+}
+
+# Extract the pinned tarball into a git repository whose first commit,
+# tagged "base", is the pristine tree. Done once per pinned version.
+ensure_base() {
+	if [ -f "$src/.git/secmem-version" ] &&
+		[ "$(cat "$src/.git/secmem-version")" = "$LINUX_SOURCE_VERSION $base_recipe" ]; then
+		return 0
+	fi
+	[ ! -d "$devtree" ] ||
+		die "$devtree was made from an older base; 'make kernel-export' what you need, remove it, retry"
+	ensure_package
+	info "extracting $LINUX_SOURCE_TARBALL ($LINUX_SOURCE_VERSION) into $src"
+	rm -rf "$src" "$src.tmp" "$patched"
+	mkdir -p "$src.tmp"
+	tar -xJf "$LINUX_SOURCE_TARBALL" -C "$src.tmp" --strip-components=1
+	(
+		cd "$src.tmp"
+		git init -q -b base-branch
+		git config user.name "secmem kbuild"
+		git config user.email "kbuild@secmem.invalid"
+		git config core.autocrlf false
+		git config gc.auto 0
+		# Debian's tarball ignores every top-level path (its .gitignore
+		# serves Debian's packaging repository): new files in the series
+		# would be invisible to git. Drop that stanza; nothing is built
+		# from .gitignore.
+		sed -i '/^# Debian packaging/,/^!\/debian\//d' .gitignore
+		git add -A -f .
+		git commit -q -m "Linux $LINUX_SOURCE_VERSION ($LINUX_SOURCE_PACKAGE)"
+		git tag base
+	)
+	mv "$src.tmp" "$src"
+	# Worktrees record absolute paths; none exist yet for this repo.
+	git -C "$src" worktree prune
+	echo "$LINUX_SOURCE_VERSION $base_recipe" >"$src/.git/secmem-version"
+}
+
+# Apply the series with git am, one commit per patch, on top of "base" in
+# $1. Fails naming the first patch that does not apply.
+apply_series() {
+	local tree=$1 n=0 p
+	git -C "$tree" am --abort >/dev/null 2>&1 || true
+	git -C "$tree" reset -q --hard base
+	git -C "$tree" clean -q -fdx
+	for p in $(series_patches); do
+		n=$((n + 1))
+		if ! git -C "$tree" am -q --keep-cr "$kdir/patches/$p" >"$build/src/am.log" 2>&1; then
+			git -C "$tree" am --abort >/dev/null 2>&1 || true
+			sed 's/^/  /' "$build/src/am.log" >&2
+			die "patch $n of the series, kernel/patches/$p, does not apply on $LINUX_SOURCE_VERSION"
+		fi
+	done
+	echo "$n"
+}
+
+ensure_patched() {
+	local want have n
+	ensure_base
+	want=$(series_hash)
+	if [ ! -d "$patched" ]; then
+		git -C "$src" worktree add -q --detach "$patched" base
+	fi
+	have=$(cat "$patched/.secmem-series" 2>/dev/null || true)
+	[ "$have" = "$want" ] && return 0
+	info "applying kernel/patches/series to $patched"
+	n=$(apply_series "$patched")
+	echo "$want" >"$patched/.secmem-series"
+	# Keep the stamp out of git's view so "git clean" above owns it.
+	info "applied $n patch(es)"
+}
+
+fragments() {
+	local flavor=$1 variant=$2
+	echo "$kdir/config/base.config"
+	echo "$kdir/config/$variant.config"
+	# Options that only exist with the series applied.
+	[ "$flavor" = patched ] && echo "$kdir/config/secmem.config"
+	return 0
+}
+
+# Every option a fragment asks for must survive olddefconfig: a silently
+# dropped option (missing dependency) would make a test pass for nothing.
+verify_config() {
+	local config=$1 frag line sym bad=0
+	shift
+	for frag in "$@"; do
+		while read -r line; do
+			case "$line" in
+			CONFIG_*=*)
+				if ! grep -qxF "$line" "$config"; then
+					sym=${line%%=*}
+					echo "kbuild: $(basename "$frag"): wanted $line, got:" \
+						"$(grep -E "^(# )?$sym[= ]" "$config" || echo "$sym absent")" >&2
+					bad=1
+				fi
+				;;
+			"# CONFIG_"*" is not set")
+				sym=${line#\# }
+				sym=${sym%% *}
+				if grep -q "^$sym=" "$config"; then
+					echo "kbuild: $(basename "$frag"): wanted $sym unset, got:" \
+						"$(grep "^$sym=" "$config")" >&2
+					bad=1
+				fi
+				;;
+			esac
+		done <"$frag"
+	done
+	[ "$bad" = 0 ] || die "the merged config lost options asked for (see above)"
+}
+
+outdir() {
+	echo "$build/kernel/$1-$2"
+}
+
+do_build() {
+	local flavor=$1 variant=$2 tree out key frags cc=gcc start
+	case "$flavor" in
+	patched) ensure_patched; tree=$patched ;;
+	stock) ensure_base; tree=$src ;;
+	*) die "unknown flavor '$flavor' (patched or stock)" ;;
+	esac
+	case "$variant" in
+	release | debug) ;;
+	*) die "unknown variant '$variant' (release or debug)" ;;
+	esac
+	out=$(outdir "$flavor" "$variant")
+	mapfile -t frags < <(fragments "$flavor" "$variant")
+	key=$({
+		echo "$LINUX_SOURCE_VERSION $flavor $variant"
+		[ "$flavor" = patched ] && series_hash
+		cat "${frags[@]}" "$0"
+	} | sha256sum | cut -c1-16)
+	if [ -f "$out/.secmem-key" ] && [ "$(cat "$out/.secmem-key")" = "$key" ] &&
+		[ -f "$out/arch/x86/boot/bzImage" ]; then
+		info "kernel $flavor-$variant is up to date (key $key), not rebuilding"
+		return 0
+	fi
+	start=$(date +%s)
+	info "building kernel $flavor-$variant in $out (key $key)"
+	mkdir -p "$out"
+	rm -f "$out/.secmem-key"
+	command -v ccache >/dev/null && cc="ccache gcc"
+	make -s -C "$tree" O="$out" CC="$cc" tinyconfig >/dev/null
+	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" >/dev/null
+	make -s -C "$tree" O="$out" CC="$cc" olddefconfig
+	verify_config "$out/.config" "${frags[@]}"
+	make -s -C "$tree" O="$out" CC="$cc" -j"$jobs" bzImage headers
+	echo "$key" >"$out/.secmem-key"
+	info "kernel $flavor-$variant built in $(($(date +%s) - start)) s:" \
+		"$out/arch/x86/boot/bzImage"
+}
+
+do_tree() {
+	ensure_base
+	if [ -d "$devtree" ]; then
+		if [ "${FORCE:-0}" != 1 ]; then
+			info "$devtree exists: edit it there, 'make kernel-export' to write the series back."
+			info "to recreate it from kernel/patches (losing unexported commits): make kernel-tree FORCE=1"
+			return 0
+		fi
+		git -C "$src" worktree remove --force "$devtree"
+	fi
+	git -C "$src" worktree add -q -B secmem "$devtree" base
+	n=$(apply_series "$devtree")
+	info "$devtree: base ($LINUX_SOURCE_VERSION) + $n commit(s), branch secmem"
+}
+
+do_export() {
+	[ -d "$devtree" ] || die "no developer tree: run 'make kernel-tree' first"
+	git -C "$devtree" diff --quiet HEAD ||
+		die "$devtree has uncommitted changes: commit them (one commit per patch) first"
+	local tmp
+	tmp=$(mktemp -d)
+	git -C "$devtree" format-patch -q --zero-commit --no-signature \
+		--output-directory "$tmp" base..HEAD
+	rm -f "$kdir"/patches/*.patch
+	{
+		echo "# The secmem series, applied in this order on the tree kernel/base.conf pins."
+		echo "# Written by 'make kernel-export'; edit the commits in build/linux instead."
+		(cd "$tmp" && ls -- *.patch 2>/dev/null) || true
+	} >"$kdir/patches/series"
+	cp "$tmp"/*.patch "$kdir/patches/" 2>/dev/null || true
+	rm -rf "$tmp"
+	info "exported $(series_patches | wc -l) patch(es) to kernel/patches"
+}
+
+do_checkpatch() {
+	local p bad=0
+	ensure_base
+	for p in $(series_patches); do
+		if ! "$src/scripts/checkpatch.pl" --strict --quiet --no-tree --summary-file \
+			"$kdir/patches/$p"; then
+			bad=1
+		else
+			echo "checkpatch: $p: clean"
+		fi
+	done
+	[ "$bad" = 0 ] || die "checkpatch --strict found problems (above)"
+}
+
+cmd=${1:-}
+case "$cmd" in
+source) ensure_patched ;;
+build) [ $# = 3 ] || die "usage: $0 build patched|stock release|debug"; do_build "$2" "$3" ;;
+path) [ $# = 3 ] || die "usage: $0 path FLAVOR VARIANT"; outdir "$2" "$3" ;;
+tree) do_tree ;;
+export) do_export ;;
+checkpatch) do_checkpatch ;;
+*) die "usage: $0 source|build|path|tree|export|checkpatch" ;;
+esac

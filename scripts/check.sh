@@ -1,0 +1,72 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check: build everything and run every test, keep going past a
+# failed step so one run shows all problems, then print one combined
+# "N passed, N failed" line over every TAP result under build/results/.
+# Each step is itself a result: a build that breaks is a failure, never a
+# silently missing test.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+build=${BUILD:-$top/build}
+export BUILD=$build
+results=$build/results
+logs=$build/logs
+filter=${FILTER:-}
+
+rm -rf "$results"
+mkdir -p "$results" "$logs"
+steps=()
+start=$(date +%s)
+
+# step NAME COMMAND...: run one step, its output shown and logged.
+step() {
+	local name=$1 t0 rc
+	shift
+	t0=$(date +%s)
+	echo "==> $name"
+	"$@" 2>&1 | tee "$logs/step-$name.log"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" = 0 ]; then
+		steps+=("ok step.$name")
+		echo "==> $name: ok ($(($(date +%s) - t0)) s)"
+	else
+		steps+=("not ok step.$name")
+		echo "==> $name: FAILED with status $rc ($(($(date +%s) - t0)) s), log: $logs/step-$name.log"
+	fi
+	return "$rc"
+}
+
+checkpatch_tap() {
+	kernel/scripts/kbuild.sh checkpatch >"$logs/checkpatch.out" 2>&1
+	local rc=$?
+	cat "$logs/checkpatch.out"
+	return $rc
+}
+
+step kernel-debug kernel/scripts/kbuild.sh build patched debug
+kernel_ok=$?
+step checkpatch checkpatch_tap
+step libsecmem make -s -C libsecmem all check BUILD="$build"
+step libsecmem-asan make -s -C libsecmem check-asan BUILD="$build"
+step vm-checker make -s -C tests/vm selftest BUILD="$build"
+if [ "$kernel_ok" = 0 ]; then
+	step guest make -s check-guest FILTER="$filter"
+else
+	steps+=("not ok step.guest # the debug kernel did not build")
+fi
+
+{
+	echo "TAP version 13"
+	echo "1..${#steps[@]}"
+	n=0
+	for s in "${steps[@]}"; do
+		n=$((n + 1))
+		echo "${s/ step./ $n step.}"
+	done
+} >"$results/steps.tap"
+
+echo "==> results ($(($(date +%s) - start)) s in all)"
+exec scripts/summarize.sh "$results"
