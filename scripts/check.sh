@@ -49,7 +49,7 @@ checkpatch_tap() {
 step kernel-debug kernel/scripts/kbuild.sh build patched debug
 kernel_ok=$?
 step checkpatch checkpatch_tap
-step libsecmem make -s -C libsecmem all check BUILD="$build"
+step libsecmem make -s -C libsecmem all check-unit check-abi example-check BUILD="$build"
 step libsecmem-asan make -s -C libsecmem check-asan BUILD="$build"
 step vm-checker make -s -C tests/vm selftest BUILD="$build"
 if [ "$kernel_ok" = 0 ]; then

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libsecmem: memory for secrets that the kernel cannot casually read.
+ *
+ * Memory comes from large memfd-backed arenas (one file descriptor per
+ * arena, not per secret).  The backend is chosen once, on first use, in
+ * this order:
+ *
+ *  1. the unmapped memfd (memfd_create() with MFD_UNMAPPED): pages are
+ *     removed from the kernel's direct map;
+ *  2. memfd_secret(2): the same promise on kernels that have it enabled;
+ *  3. only if the application opted in (SECMEM_INIT_ALLOW_INSECURE or
+ *     SECMEM_ALLOW_INSECURE=1 in the environment): a memfd mapped with
+ *     mlock() and MADV_DONTDUMP, which keeps secrets out of swap and core
+ *     dumps but leaves them in the direct map.
+ *
+ * Without a secure backend and without the opt-in, every allocation fails
+ * and secmem_last_error() returns SECMEM_ENOBACKEND.
+ *
+ * Errors: functions that return a pointer return NULL, functions that
+ * return an int return -1; both set errno to a standard value (ENOMEM,
+ * EINVAL, ENOSYS, EOVERFLOW, EBUSY) and record a precise SECMEM_E* code
+ * for the calling thread, which secmem_last_error() returns and
+ * secmem_strerror() turns into a sentence that says what to do.
+ *
+ * Misuse that would corrupt memory (a double free, a pointer that
+ * libsecmem did not return, an overwritten canary) is not reported as an
+ * error: the library writes one line to stderr and calls abort().
+ *
+ * All functions are thread-safe.  Threads are spread over several heaps
+ * with one lock each; there is no global lock on the allocation path.
+ *
+ * fork(): arenas are mapped with MADV_DONTFORK, so a child process does
+ * not inherit the parent's secrets (touching them faults with SIGSEGV).
+ * A child that calls into libsecmem gets a fresh, empty allocator with the
+ * same backend and init flags; it must not pass the parent's pointers to
+ * secmem_free().  Arena file descriptors are close-on-exec and are closed
+ * in the child.
+ */
+#ifndef SECMEM_H
+#define SECMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define SECMEM_API __attribute__((visibility("default")))
+#define SECMEM_MALLOC __attribute__((malloc, warn_unused_result))
+#else
+#define SECMEM_API
+#define SECMEM_MALLOC
+#endif
+
+/** Backends, in the order they are probed. */
+enum secmem_backend {
+	SECMEM_BACKEND_NONE = 0,	/* not probed yet, or none usable */
+	SECMEM_BACKEND_UNMAPPED_MEMFD,	/* memfd_create(MFD_UNMAPPED) */
+	SECMEM_BACKEND_MEMFD_SECRET,	/* memfd_secret(2) */
+	SECMEM_BACKEND_MLOCK,		/* memfd + mlock + MADV_DONTDUMP (opt-in) */
+};
+
+/** Error codes; disjoint from errno values so secmem_strerror() takes both. */
+enum secmem_error {
+	SECMEM_OK = 0,
+	SECMEM_ENOBACKEND = 0x5ec000,	/* no secure backend and no opt-in */
+	SECMEM_EMEMLOCK,		/* would exceed RLIMIT_MEMLOCK */
+	SECMEM_ENOMEM,			/* the kernel refused memory or a mapping */
+	SECMEM_EINVAL,			/* invalid argument */
+	SECMEM_EOVERFLOW,		/* size computation overflows */
+	SECMEM_EBUSY,			/* secmem_init() after memory was handed out */
+	SECMEM_ESYSCALL,		/* unexpected system call failure */
+	SECMEM_ENOTSUP,			/* operation not possible with this backend */
+};
+
+/* Flags for secmem_init(). */
+/** Accept the mlock() backend when no secure backend exists. */
+#define SECMEM_INIT_ALLOW_INSECURE	(1U << 0)
+/** Use the mlock() backend even if a secure one exists (tests, debugging). */
+#define SECMEM_INIT_FORCE_INSECURE	(1U << 1)
+/** Do not probe the unmapped memfd (e.g. to compare with memfd_secret). */
+#define SECMEM_INIT_NO_UNMAPPED		(1U << 2)
+/** Do not probe memfd_secret. */
+#define SECMEM_INIT_NO_SECRET		(1U << 3)
+
+/* Protections for secmem_protect(). */
+#define SECMEM_NOACCESS		0
+#define SECMEM_READONLY		1
+#define SECMEM_READWRITE	2
+
+/* Flags for secmem_fd_create(). */
+/** Forbid growing and shrinking the file, and further seal changes. */
+#define SECMEM_FD_SEAL		(1U << 0)
+/** Keep the descriptor open across execve() (default: close-on-exec). */
+#define SECMEM_FD_NOCLOEXEC	(1U << 1)
+
+/** Snapshot returned by secmem_stats(). */
+struct secmem_stats {
+	enum secmem_backend backend;	/* backend in use (NONE if unprobed) */
+	uint64_t bytes_in_use;		/* usable bytes of live allocations */
+	uint64_t bytes_mapped;		/* arena bytes mapped (excl. guards) */
+	uint64_t memlock_charged;	/* bytes counted against RLIMIT_MEMLOCK */
+	uint64_t memlock_limit;		/* soft RLIMIT_MEMLOCK, UINT64_MAX if none */
+	uint64_t allocations;		/* live allocations */
+	uint64_t arenas;		/* live arenas */
+	uint64_t fds;			/* open arena file descriptors */
+	uint64_t mappings;		/* mappings created (arena + 2 guards each) */
+	uint64_t reserved[7];		/* zero; room to grow without ABI break */
+};
+
+/**
+ * secmem_init() - choose the backend policy before the first allocation.
+ * @flags: SECMEM_INIT_* flags, 0 for the default (secure backends only,
+ *         unless SECMEM_ALLOW_INSECURE=1 is set in the environment).
+ *
+ * Optional: the first allocation initialises the library with flags 0.
+ * May be called again while no memory is handed out (the backend is then
+ * probed again); afterwards a call with different flags fails with
+ * SECMEM_EBUSY.
+ *
+ * Return: 0, or -1 with errno set (ENOSYS for SECMEM_ENOBACKEND, EBUSY).
+ */
+SECMEM_API int secmem_init(unsigned int flags);
+
+/**
+ * secmem_backend() - the backend in use, probing it if needed.
+ *
+ * Return: SECMEM_BACKEND_NONE if no usable backend exists.
+ */
+SECMEM_API enum secmem_backend secmem_backend(void);
+
+/**
+ * secmem_backend_name() - short name of a backend.
+ * Return: "unmapped-memfd", "memfd-secret", "mlock" or "none"; never NULL.
+ */
+SECMEM_API const char *secmem_backend_name(enum secmem_backend backend);
+
+/**
+ * secmem_malloc() - allocate @size bytes of secret memory.
+ *
+ * The memory is aligned for any object type (16 bytes).  @size 0 returns a
+ * unique pointer that may be freed.  Freshly allocated memory happens to
+ * be zero, but only secmem_calloc() promises it.
+ *
+ * Return: the memory, or NULL with errno and secmem_last_error() set.
+ */
+SECMEM_API SECMEM_MALLOC void *secmem_malloc(size_t size);
+
+/**
+ * secmem_calloc() - allocate @nmemb * @size zeroed bytes.
+ * Return: as secmem_malloc(); SECMEM_EOVERFLOW (errno EOVERFLOW) if the
+ * product overflows.
+ */
+SECMEM_API SECMEM_MALLOC void *secmem_calloc(size_t nmemb, size_t size);
+
+/**
+ * secmem_realloc() - resize an allocation, preserving its contents.
+ * @ptr:  NULL (then this is secmem_malloc()) or a live allocation.
+ * @size: the new size; 0 frees @ptr and returns a new minimal allocation.
+ *
+ * Bytes that are no longer part of the allocation are zeroed.  On failure
+ * @ptr is left untouched.  An allocation from secmem_alloc_pages() stays
+ * page-granular.
+ *
+ * Return: the (possibly moved) memory, or NULL with errno set.
+ */
+SECMEM_API void *secmem_realloc(void *ptr, size_t size);
+
+/**
+ * secmem_free() - zero and release an allocation.
+ * @ptr: NULL (no-op), or memory from any libsecmem allocation function,
+ *       including secmem_alloc_pages() (whatever its protection).
+ *
+ * Checks the allocation's canary first.  Aborts with a message on an
+ * overwritten canary, a double free, or a pointer libsecmem did not return.
+ */
+SECMEM_API void secmem_free(void *ptr);
+
+/**
+ * secmem_usable_size() - bytes usable at @ptr (at least what was asked).
+ * Return: 0 for NULL; aborts like secmem_free() for a foreign pointer.
+ */
+SECMEM_API size_t secmem_usable_size(const void *ptr);
+
+/**
+ * secmem_aligned_alloc() - allocate @size bytes aligned to @alignment.
+ * @alignment: a power of two (any size; above the page size costs pages).
+ * Return: as secmem_malloc(); SECMEM_EINVAL if @alignment is not a power
+ * of two.  Free with secmem_free().
+ */
+SECMEM_API SECMEM_MALLOC void *secmem_aligned_alloc(size_t alignment,
+						    size_t size);
+
+/**
+ * secmem_alloc_pages() - allocate whole pages for secmem_protect().
+ * @size: bytes, rounded up to the page size; 0 is SECMEM_EINVAL.
+ *
+ * The pages start page-aligned and have a guard page (PROT_NONE) on each
+ * side, so a linear overflow or underflow faults.  They need no canary.
+ * Initially SECMEM_READWRITE.  Free with secmem_free().
+ *
+ * Return: the memory, or NULL with errno set.
+ */
+SECMEM_API SECMEM_MALLOC void *secmem_alloc_pages(size_t size);
+
+/**
+ * secmem_protect() - change the protection of a secmem_alloc_pages() block.
+ * @ptr:  exactly what secmem_alloc_pages() returned.
+ * @prot: SECMEM_NOACCESS, SECMEM_READONLY or SECMEM_READWRITE.
+ *
+ * Each distinct protection splits the arena mapping; keep the number of
+ * differently protected blocks well below vm.max_map_count.
+ *
+ * Return: 0, or -1 with errno EINVAL (@ptr not from secmem_alloc_pages(),
+ * bad @prot) or ENOMEM (mapping limit).
+ */
+SECMEM_API int secmem_protect(void *ptr, int prot);
+
+/**
+ * secmem_fd_create() - a file of @size bytes of secret memory.
+ * @size:  bytes, rounded up to the page size; must not be 0.
+ * @flags: SECMEM_FD_SEAL, SECMEM_FD_NOCLOEXEC.
+ *
+ * For handing to another process or to a VMM as guest memory; map it with
+ * MAP_SHARED.  Uses the same backend as the heap (and needs the same
+ * opt-in for the mlock backend, where the memory is NOT locked until the
+ * receiver mlock()s it).  SECMEM_FD_SEAL adds F_SEAL_GROW, F_SEAL_SHRINK
+ * and F_SEAL_SEAL; memfd_secret files cannot be sealed but their size is
+ * fixed once set, which is the same guarantee.  Memory is charged against
+ * RLIMIT_MEMLOCK of whoever maps it, not here.
+ *
+ * Return: the file descriptor, or -1 with errno set.
+ */
+SECMEM_API int secmem_fd_create(size_t size, unsigned int flags);
+
+/**
+ * secmem_memzero() - zero @len bytes at @ptr; never optimised away.
+ */
+SECMEM_API void secmem_memzero(void *ptr, size_t len);
+
+/**
+ * secmem_memeq() - compare in time that depends only on @len.
+ * Return: 1 if the @len bytes at @a and @b are equal, else 0.
+ */
+SECMEM_API int secmem_memeq(const void *a, const void *b, size_t len);
+
+/**
+ * secmem_stats() - fill @stats with a snapshot of the allocator.
+ * Return: 0, or -1 with errno EINVAL if @stats is NULL.
+ */
+SECMEM_API int secmem_stats(struct secmem_stats *stats);
+
+/**
+ * secmem_last_error() - SECMEM_E* code of the calling thread's last failure.
+ * Return: SECMEM_OK if nothing failed yet.  Success does not reset it.
+ */
+SECMEM_API int secmem_last_error(void);
+
+/**
+ * secmem_strerror() - a sentence describing @err and what to do about it.
+ * @err: a SECMEM_E* code, or an errno value.
+ *
+ * For the calling thread's last error the sentence carries its numbers
+ * (e.g. "RLIMIT_MEMLOCK is 8 MiB and 8 MiB are in use ...").
+ *
+ * Return: a string valid until the next call in the same thread.
+ */
+SECMEM_API const char *secmem_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SECMEM_H */

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Backend probing and the one place that talks to the kernel about secret
+ * files: create a file, map it between two guard pages, unmap it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "secmem/uapi.h"
+
+static _Atomic int sm_backend = SECMEM_BACKEND_NONE;
+
+SECMEM_API const char *secmem_backend_name(enum secmem_backend backend)
+{
+	switch (backend) {
+	case SECMEM_BACKEND_UNMAPPED_MEMFD:
+		return "unmapped-memfd";
+	case SECMEM_BACKEND_MEMFD_SECRET:
+		return "memfd-secret";
+	case SECMEM_BACKEND_MLOCK:
+		return "mlock";
+	default:
+		return "none";
+	}
+}
+
+enum secmem_backend sm_backend_get(void)
+{
+	return atomic_load_explicit(&sm_backend, memory_order_acquire);
+}
+
+/* 1: available, 0: this kernel lacks it, -errno: could not tell. */
+static int backend_probe_unmapped(void)
+{
+	int fd = memfd_create("secmem-probe", MFD_CLOEXEC | MFD_UNMAPPED);
+
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	/* An unknown MFD_* flag is EINVAL: the kernel predates the series. */
+	return errno == EINVAL ? 0 : -errno;
+}
+
+static int backend_probe_secret(void)
+{
+#ifdef SYS_memfd_secret
+	int fd = (int)syscall(SYS_memfd_secret, O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	/* ENOSYS: not built or secretmem.enable=0; EPERM: seccomp. */
+	return (errno == ENOSYS || errno == EPERM) ? 0 : -errno;
+#else
+	return 0;
+#endif
+}
+
+static bool backend_env_allows_insecure(void)
+{
+	/* secure_getenv: a setuid program must not be downgraded by its caller. */
+	const char *v = secure_getenv("SECMEM_ALLOW_INSECURE");
+
+	return v && strcmp(v, "1") == 0;
+}
+
+/*
+ * Called with the global lock held, before any arena exists.  Returns 0 or
+ * the SECMEM_E* code already recorded with sm_fail*().  Transient failures
+ * (EMFILE...) leave the backend unprobed so that a later call retries.
+ */
+int sm_backend_probe(unsigned int flags)
+{
+	bool insecure_ok = (flags & (SECMEM_INIT_ALLOW_INSECURE |
+				     SECMEM_INIT_FORCE_INSECURE)) ||
+			   backend_env_allows_insecure();
+	enum secmem_backend b = SECMEM_BACKEND_NONE;
+	int r;
+
+	atomic_store(&sm_backend, SECMEM_BACKEND_NONE);
+	if (flags & SECMEM_INIT_FORCE_INSECURE)
+		goto insecure;
+
+	if (!(flags & SECMEM_INIT_NO_UNMAPPED)) {
+		r = backend_probe_unmapped();
+		if (r < 0)
+			goto transient;
+		if (r) {
+			b = SECMEM_BACKEND_UNMAPPED_MEMFD;
+			goto done;
+		}
+	}
+	if (!(flags & SECMEM_INIT_NO_SECRET)) {
+		r = backend_probe_secret();
+		if (r < 0)
+			goto transient;
+		if (r) {
+			b = SECMEM_BACKEND_MEMFD_SECRET;
+			goto done;
+		}
+	}
+insecure:
+	if (!insecure_ok) {
+		sm_fail(SECMEM_ENOBACKEND, ENOSYS);
+		return SECMEM_ENOBACKEND;
+	}
+	b = SECMEM_BACKEND_MLOCK;
+done:
+	atomic_store_explicit(&sm_backend, b, memory_order_release);
+	return 0;
+transient:
+	sm_fail_syscall("probing the secret memory backend", -r);
+	return SECMEM_ESYSCALL;
+}
+
+static int backend_create_fd(size_t size, bool sealing)
+{
+	unsigned int mfd = MFD_CLOEXEC | (sealing ? MFD_ALLOW_SEALING : 0);
+	int fd = -1;
+
+	switch (sm_backend_get()) {
+	case SECMEM_BACKEND_UNMAPPED_MEMFD:
+		fd = memfd_create("secmem", mfd | MFD_UNMAPPED);
+		break;
+	case SECMEM_BACKEND_MEMFD_SECRET:
+#ifdef SYS_memfd_secret
+		fd = (int)syscall(SYS_memfd_secret, O_CLOEXEC);
+#else
+		errno = ENOSYS;
+#endif
+		break;
+	case SECMEM_BACKEND_MLOCK:
+		fd = memfd_create("secmem-insecure", mfd);
+		break;
+	default:
+		sm_fail(SECMEM_ENOBACKEND, ENOSYS);
+		return -1;
+	}
+	if (fd < 0) {
+		sm_fail_syscall("creating the secret memory file", errno);
+		return -1;
+	}
+	if (ftruncate(fd, (off_t)size) < 0) {
+		int err = errno;
+
+		close(fd);
+		sm_fail_syscall("sizing the secret memory file (ftruncate)", err);
+		return -1;
+	}
+	return fd;
+}
+
+static int backend_lock(void *data, size_t size)
+{
+	if (mlock2(data, size, MLOCK_ONFAULT) == 0)
+		return 0;
+	/* Kernels before 4.4 and valgrind lack mlock2(): lock it all now. */
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	return mlock(data, size);
+}
+
+/*
+ * Map @size bytes (a multiple of the page size) of a new secret file.  The
+ * guard pages come from an anonymous PROT_NONE reservation, so they cost
+ * neither memory nor RLIMIT_MEMLOCK.  Everything is MADV_DONTFORK: a child
+ * inherits neither the secrets nor the address range.
+ */
+int sm_region_map(struct sm_region *r, size_t size)
+{
+	size_t pg = sm_page_size;
+	size_t total = size + 2 * pg;
+	char *res, *data;
+	int fd, err;
+
+	fd = backend_create_fd(size, false);
+	if (fd < 0)
+		return -1;
+	res = mmap(NULL, total, PROT_NONE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (res == MAP_FAILED) {
+		err = errno;
+		close(fd);
+		sm_fail(SECMEM_ENOMEM, err);
+		return -1;
+	}
+	data = mmap(res + pg, size, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_FIXED, fd, 0);
+	if (data == MAP_FAILED) {
+		err = errno;
+		goto fail;
+	}
+	if (madvise(res, total, MADV_DONTFORK) < 0 ||
+	    madvise(data, size, MADV_DONTDUMP) < 0) {
+		err = errno;
+		goto fail;
+	}
+	/*
+	 * memfd_secret mappings are VM_LOCKED by the kernel.  The others are
+	 * locked on fault, so that a big arena is not populated up front.
+	 */
+	if (sm_backend_get() != SECMEM_BACKEND_MEMFD_SECRET &&
+	    backend_lock(data, size) < 0) {
+		err = errno;
+		goto fail;
+	}
+	r->fd = fd;
+	r->base = data;
+	r->size = size;
+	return 0;
+fail:
+	munmap(res, total);
+	close(fd);
+	if (err == EAGAIN || err == EPERM)
+		sm_fail_memlock(0, 0, size);	/* the kernel's own limit */
+	else if (err == ENOMEM)
+		sm_fail(SECMEM_ENOMEM, err);
+	else
+		sm_fail_syscall("mapping the secret memory file", err);
+	return -1;
+}
+
+void sm_region_unmap(struct sm_region *r)
+{
+	size_t pg = sm_page_size;
+
+	munmap((char *)r->base - pg, r->size + 2 * pg);
+	close(r->fd);
+	r->fd = -1;
+	r->base = NULL;
+}
+
+/* A stand-alone file for secmem_fd_create(). */
+int sm_backend_memfd(size_t size, bool seal, bool cloexec)
+{
+	bool can_seal = sm_backend_get() != SECMEM_BACKEND_MEMFD_SECRET;
+	int fd = backend_create_fd(size, seal && can_seal);
+	int err;
+
+	if (fd < 0)
+		return -1;
+	if (seal && can_seal) {
+		if (fcntl(fd, F_ADD_SEALS,
+			  F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0) {
+			err = errno;
+			close(fd);
+			sm_fail_syscall("sealing the secret memory file", err);
+			return -1;
+		}
+	}
+	if (!cloexec && fcntl(fd, F_SETFD, 0) < 0) {
+		err = errno;
+		close(fd);
+		sm_fail_syscall("clearing close-on-exec", err);
+		return -1;
+	}
+	return fd;
+}

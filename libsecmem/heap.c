@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The malloc family: size classes carved from slabs, large allocations as
+ * page runs, a canary at the end of every allocation.
+ *
+ * A chunk of class c holds c - 8 usable bytes followed by an 8-byte canary
+ * (a per-process random key XORed with the canary's address), so an
+ * overflow past the usable size is caught by secmem_free().  Whether a
+ * chunk is live is kept in the slab's bitmap, outside the secret memory,
+ * so a double free is detected even if the chunk was overwritten.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+#include "sanitize.h"
+
+static const uint32_t heap_class_size[SM_NCLASSES] = {
+	16, 32, 48, 64, 80, 96, 112, 128,
+	160, 192, 224, 256, 320, 384, 448, 512,
+	640, 768, 896, 1024, 1280, 1536, 1792, 2048,
+	2560, 3072, 3584, 4096, 5120, 6144, 7168, 8192,
+	10240, 12288, 14336, 16384,
+};
+
+_Static_assert(sizeof(heap_class_size) / sizeof(heap_class_size[0]) ==
+	       SM_NCLASSES, "size class table");
+
+/* Smallest class of at least @need bytes that is a multiple of @align. */
+static int heap_class_of(size_t need, size_t align)
+{
+	unsigned int i = need <= 128 ? (unsigned int)((need + 15) / 16) - 1 : 8;
+
+	if (need == 0)
+		i = 0;
+	for (; i < SM_NCLASSES; i++) {
+		if (heap_class_size[i] >= need && heap_class_size[i] % align == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Slabs of at least 16 KiB and 8 chunks: few runs, little waste. */
+static size_t heap_slab_pages(unsigned int cls)
+{
+	size_t bytes = (size_t)heap_class_size[cls] * 8;
+
+	if (bytes < 16384)
+		bytes = 16384;
+	return sm_round_up(bytes, sm_page_size) / sm_page_size;
+}
+
+static uint64_t heap_canary(const void *where)
+{
+	return sm_canary_key ^ (uint64_t)(uintptr_t)where;
+}
+
+static void heap_canary_set(void *where)
+{
+	uint64_t c = heap_canary(where);
+
+	memcpy(where, &c, sizeof(c));
+}
+
+static void heap_canary_check(const void *where, const void *ptr)
+{
+	uint64_t c;
+
+	memcpy(&c, where, sizeof(c));
+	if (c != heap_canary(where))
+		sm_die("canary after %p overwritten (heap buffer overflow)",
+		       ptr);
+}
+
+static void heap_partial_push(struct sm_heap *h, struct sm_run *run)
+{
+	run->prev = NULL;
+	run->next = h->partial[run->cls];
+	if (run->next)
+		run->next->prev = run;
+	h->partial[run->cls] = run;
+}
+
+static void heap_partial_remove(struct sm_heap *h, struct sm_run *run)
+{
+	if (run->prev)
+		run->prev->next = run->next;
+	else
+		h->partial[run->cls] = run->next;
+	if (run->next)
+		run->next->prev = run->prev;
+	run->prev = run->next = NULL;
+}
+
+static struct sm_run *heap_slab_new(struct sm_heap *h, unsigned int cls,
+				    bool grow)
+{
+	size_t npages = heap_slab_pages(cls);
+	unsigned int nchunks = (unsigned int)(npages * sm_page_size /
+					      heap_class_size[cls]);
+	unsigned int words = (nchunks + 63) / 64;
+	struct sm_run *run;
+
+	run = sm_run_alloc(h, npages, 1,
+			   sizeof(*run) + words * sizeof(uint64_t), grow);
+	if (!run)
+		return NULL;
+	run->kind = SM_RUN_SLAB;
+	run->cls = cls;
+	run->nchunks = nchunks;
+	run->nfree = nchunks;
+	/* Chunks past nchunks in the last word never exist. */
+	if (nchunks % 64)
+		run->bitmap[words - 1] = ~0ULL << (nchunks % 64);
+	heap_partial_push(h, run);
+	return run;
+}
+
+static void *heap_slab_alloc(struct sm_heap *h, unsigned int cls, bool grow)
+{
+	struct sm_run *run = h->partial[cls];
+	uint32_t csize = heap_class_size[cls];
+	unsigned int w, idx;
+	char *chunk;
+
+	if (!run) {
+		run = heap_slab_new(h, cls, grow);
+		if (!run)
+			return NULL;
+	}
+	for (w = run->hint; run->bitmap[w] == UINT64_MAX; w++)
+		;
+	idx = w * 64 + (unsigned int)__builtin_ctzll(~run->bitmap[w]);
+	run->bitmap[w] |= 1ULL << (idx % 64);
+	run->hint = w;
+	if (--run->nfree == 0)
+		heap_partial_remove(h, run);
+
+	chunk = (char *)sm_run_addr(run) + (size_t)idx * csize;
+	sm_unpoison(chunk, csize);
+	heap_canary_set(chunk + csize - SM_CANARY_SIZE);
+	return chunk;
+}
+
+static void *heap_large_alloc(struct sm_heap *h, size_t need, size_t align,
+			      bool grow)
+{
+	size_t npages = sm_round_up(need, sm_page_size) / sm_page_size;
+	size_t align_pages = align > sm_page_size ? align / sm_page_size : 1;
+	struct sm_run *run;
+	char *p;
+
+	run = sm_run_alloc(h, npages, align_pages, sizeof(*run), grow);
+	if (!run)
+		return NULL;
+	run->kind = SM_RUN_LARGE;
+	run->usable = npages * sm_page_size - SM_CANARY_SIZE;
+	p = sm_run_addr(run);
+	sm_unpoison(p, npages * sm_page_size);
+	heap_canary_set(p + run->usable);
+	return p;
+}
+
+static size_t heap_run_usable(const struct sm_run *run)
+{
+	if (run->kind == SM_RUN_SLAB)
+		return heap_class_size[run->cls] - SM_CANARY_SIZE;
+	return run->usable;
+}
+
+static void heap_account(struct sm_heap *h, size_t usable, bool add)
+{
+	atomic_fetch_add_explicit(&h->in_use, add ? usable : 0 - usable,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->nallocs, add ? 1 : (uint64_t)-1,
+				  memory_order_relaxed);
+}
+
+static void *heap_alloc_in(struct sm_heap *h, size_t need, size_t align,
+			   bool grow, size_t *usable)
+{
+	int cls = -1;
+	void *p;
+
+	if (need <= SM_SMALL_MAX && align <= sm_page_size)
+		cls = heap_class_of(need, align);
+	if (cls >= 0) {
+		p = heap_slab_alloc(h, (unsigned int)cls, grow);
+		*usable = heap_class_size[cls] - SM_CANARY_SIZE;
+		return p;
+	}
+	p = heap_large_alloc(h, need, align, grow);
+	if (p)
+		*usable = sm_round_up(need, sm_page_size) - SM_CANARY_SIZE;
+	return p;
+}
+
+/*
+ * The allocation path: the calling thread's home heap first (adding an
+ * arena if needed), then the free space of the other heaps, which matters
+ * when RLIMIT_MEMLOCK forbids a new arena.  @pages selects a guarded
+ * secmem_alloc_pages() block instead.
+ */
+static void *heap_alloc(size_t size, size_t align, bool zeroed, bool pages)
+{
+	struct sm_heap *home, *h;
+	struct sm_error err = { 0 };
+	size_t need, usable = 0;
+	unsigned int i;
+	void *p;
+
+	if (sm_ensure_init() < 0)
+		return NULL;
+	/* Like malloc(): no object may be larger than PTRDIFF_MAX. */
+	if (size > PTRDIFF_MAX - SM_SMALL_MAX || align > PTRDIFF_MAX / 2)
+		return sm_fail(SECMEM_ENOMEM, ENOMEM);
+	need = size + SM_CANARY_SIZE;
+	home = sm_heap_home();
+	for (i = 0, h = home; i <= sm_heap_count(); i++) {
+		if (i)
+			h = sm_heap_at(i - 1);
+		if (i && h == home)
+			continue;
+		pthread_mutex_lock(&h->lock);
+		if (pages) {
+			p = sm_pages_alloc_locked(h, size, i == 0);
+			usable = p ? sm_round_up(size, sm_page_size) : 0;
+		} else {
+			p = heap_alloc_in(h, need, align, i == 0, &usable);
+		}
+		if (p) {
+			heap_account(h, usable, true);
+			pthread_mutex_unlock(&h->lock);
+			sm_vg_alloc(p, usable, zeroed);
+			return p;
+		}
+		pthread_mutex_unlock(&h->lock);
+		if (i == 0)
+			err = *sm_error_get();
+	}
+	/* Report why the home heap could not grow, not the last probe. */
+	*sm_error_get() = err;
+	errno = err.sys_errno;
+	return NULL;
+}
+
+/*
+ * Find the live allocation at @ptr and return its run with its heap locked
+ * in *@hp, or abort: anything else is a double free or a foreign pointer.
+ */
+static struct sm_run *heap_find(const void *ptr, struct sm_heap **hp,
+				const char *who)
+{
+	struct sm_arena *a = sm_arena_lookup(ptr, hp);
+	struct sm_run *run;
+	size_t off, idx;
+	uint32_t csize;
+
+	if (!a)
+		sm_die("%s(%p): pointer not allocated by libsecmem", who, ptr);
+	run = sm_run_of(a, ptr);
+	if (!run)
+		goto dead;
+	off = (size_t)((const char *)ptr - (const char *)sm_run_addr(run));
+	switch (run->kind) {
+	case SM_RUN_SLAB:
+		csize = heap_class_size[run->cls];
+		idx = off / csize;
+		if (off % csize)
+			goto inside;
+		if (!(run->bitmap[idx / 64] & (1ULL << (idx % 64))))
+			goto dead;
+		return run;
+	case SM_RUN_LARGE:
+		if (off)
+			goto inside;
+		return run;
+	case SM_RUN_PAGES:
+		if (off != sm_page_size)
+			goto inside;
+		return run;
+	}
+inside:
+	sm_die("%p points inside an allocation, not to its start "
+	       "(invalid free)", ptr);
+dead:
+	sm_die("%p is not a live allocation (double free or use after free)",
+	       ptr);
+}
+
+SECMEM_API void *secmem_malloc(size_t size)
+{
+	return heap_alloc(size, SM_ALIGN, false, false);
+}
+
+SECMEM_API void *secmem_calloc(size_t nmemb, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(nmemb, size, &total))
+		return sm_fail(SECMEM_EOVERFLOW, EOVERFLOW);
+	/* Free chunks are zeroed and fresh arena pages are zero. */
+	return heap_alloc(total, SM_ALIGN, true, false);
+}
+
+SECMEM_API void *secmem_aligned_alloc(size_t alignment, size_t size)
+{
+	if (!alignment || (alignment & (alignment - 1)))
+		return sm_fail(SECMEM_EINVAL, EINVAL);
+	return heap_alloc(size, alignment < SM_ALIGN ? SM_ALIGN : alignment,
+			  false, false);
+}
+
+SECMEM_API void *secmem_alloc_pages(size_t size)
+{
+	if (!size)
+		return sm_fail(SECMEM_EINVAL, EINVAL);
+	return heap_alloc(size, sm_page_size, false, true);
+}
+
+/* Zero and release the allocation at @ptr of @run; @h is locked. */
+static void heap_free_locked(struct sm_heap *h, struct sm_run *run, void *ptr)
+{
+	size_t usable = heap_run_usable(run);
+	uint32_t csize;
+	size_t idx;
+
+	heap_account(h, usable, false);
+	if (run->kind == SM_RUN_PAGES) {
+		sm_pages_free_locked(h, run);
+		return;
+	}
+	heap_canary_check((char *)ptr + usable, ptr);
+	if (run->kind == SM_RUN_LARGE) {
+		secmem_memzero(ptr, run->npages * sm_page_size);
+		sm_vg_free(ptr);
+		sm_vg_defined(ptr, run->npages * sm_page_size);
+		sm_poison(ptr, run->npages * sm_page_size);
+		sm_run_release(h, run);
+		return;
+	}
+	csize = heap_class_size[run->cls];
+	secmem_memzero(ptr, csize);
+	sm_vg_free(ptr);
+	sm_poison(ptr, csize);
+	idx = (size_t)((char *)ptr - (char *)sm_run_addr(run)) / csize;
+	run->bitmap[idx / 64] &= ~(1ULL << (idx % 64));
+	if (idx / 64 < run->hint)
+		run->hint = (unsigned int)(idx / 64);
+	if (run->nfree++ == 0)
+		heap_partial_push(h, run);
+	if (run->nfree == run->nchunks) {
+		/* Empty: give the pages back so the arena can empty too. */
+		heap_partial_remove(h, run);
+		sm_vg_defined(sm_run_addr(run), run->npages * sm_page_size);
+		sm_run_release(h, run);
+	}
+}
+
+SECMEM_API void secmem_free(void *ptr)
+{
+	struct sm_heap *h;
+	struct sm_run *run;
+
+	if (!ptr)
+		return;
+	run = heap_find(ptr, &h, "secmem_free");
+	heap_free_locked(h, run, ptr);
+	pthread_mutex_unlock(&h->lock);
+}
+
+SECMEM_API size_t secmem_usable_size(const void *ptr)
+{
+	struct sm_heap *h;
+	struct sm_run *run;
+	size_t usable;
+
+	if (!ptr)
+		return 0;
+	run = heap_find(ptr, &h, "secmem_usable_size");
+	usable = heap_run_usable(run);
+	pthread_mutex_unlock(&h->lock);
+	return usable;
+}
+
+SECMEM_API void *secmem_realloc(void *ptr, size_t size)
+{
+	struct sm_heap *h;
+	struct sm_run *run;
+	size_t usable;
+	bool pages, keep;
+	void *n;
+
+	if (!ptr)
+		return secmem_malloc(size);
+	run = heap_find(ptr, &h, "secmem_realloc");
+	usable = heap_run_usable(run);
+	pages = run->kind == SM_RUN_PAGES;
+	/* Keep the block if the new size still makes good use of it. */
+	if (pages)
+		keep = size && size <= usable && size > usable - sm_page_size;
+	else
+		keep = size <= usable && size + SM_CANARY_SIZE > usable / 2;
+	if (keep) {
+		/* The bytes given up must not keep the old secret. */
+		secmem_memzero((char *)ptr + size, usable - size);
+		pthread_mutex_unlock(&h->lock);
+		return ptr;
+	}
+	pthread_mutex_unlock(&h->lock);
+
+	n = pages && size ? secmem_alloc_pages(size) : secmem_malloc(size);
+	if (!n)
+		return NULL;
+	memcpy(n, ptr, size < usable ? size : usable);
+	secmem_free(ptr);
+	return n;
+}

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libsecmem internals shared between the source files.  Nothing here is
+ * exported: the library is built with -fvisibility=hidden and only the
+ * functions marked SECMEM_API in secmem.h are visible.
+ *
+ * Vocabulary:
+ *  arena - one memfd, mapped once, with an anonymous PROT_NONE guard page
+ *          on each side; carved into page runs.
+ *  run   - consecutive pages of an arena: a slab of one size class, a large
+ *          allocation, or a guarded secmem_alloc_pages() block.
+ *  heap  - a lock, a list of arenas and per-size-class lists of slabs with
+ *          free chunks.  Threads are spread over the heaps, so there is no
+ *          global lock on the allocation path.
+ */
+#ifndef SECMEM_INTERNAL_H
+#define SECMEM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "secmem.h"
+
+#define SM_MAX_HEAPS	8
+#define SM_MAX_ARENAS	1024
+/*
+ * Arenas grow geometrically per heap, from 1 MiB up to 32 MiB, so that a
+ * million small secrets fit in a handful of mappings while a process that
+ * keeps one key does not lock 32 MiB.
+ */
+#define SM_ARENA_MIN	(1UL << 20)
+#define SM_ARENA_MAX	(32UL << 20)
+
+#define SM_CANARY_SIZE	sizeof(uint64_t)
+#define SM_ALIGN	16
+#define SM_NCLASSES	36
+#define SM_SMALL_MAX	16384	/* largest size class, canary included */
+
+enum sm_run_kind {
+	SM_RUN_SLAB = 1,
+	SM_RUN_LARGE,
+	SM_RUN_PAGES,
+};
+
+struct sm_arena;
+
+struct sm_run {
+	struct sm_run *prev, *next;	/* heap->partial[cls], slabs only */
+	struct sm_arena *arena;
+	size_t first_page, npages;
+	enum sm_run_kind kind;
+	unsigned int cls;		/* slabs: size class index */
+	unsigned int nchunks, nfree;	/* slabs */
+	unsigned int hint;		/* slabs: first word that may be free */
+	int prot;			/* pages: SECMEM_NOACCESS... */
+	size_t usable;			/* large and pages: usable bytes */
+	uint64_t bitmap[];		/* slabs: bit set = chunk in use */
+};
+
+struct sm_heap;
+
+struct sm_arena {
+	/* Read without the heap lock by sm_arena_lookup(): atomics. */
+	_Atomic uintptr_t base;		/* 0: slot unused */
+	_Atomic size_t size;
+	struct sm_heap *_Atomic heap;
+	/* The rest is protected by heap->lock. */
+	int fd;
+	size_t npages, pages_used;
+	size_t hint;			/* first bitmap word that may be free */
+	uint64_t *used;			/* bit set = page in use */
+	struct sm_run **owner;		/* run of every page, NULL if free */
+	struct sm_arena *next;		/* heap->arenas */
+};
+
+struct sm_heap {
+	pthread_mutex_t lock;
+	struct sm_arena *arenas;
+	struct sm_run *partial[SM_NCLASSES];
+	struct sm_arena *spare;		/* at most one empty arena kept */
+	_Atomic uint64_t in_use;	/* usable bytes handed out */
+	_Atomic uint64_t nallocs;	/* live allocations */
+	size_t mapped;			/* bytes of this heap's arenas */
+};
+
+/* backend.c */
+struct sm_region {
+	int fd;
+	void *base;
+	size_t size;
+};
+enum secmem_backend sm_backend_get(void);
+int sm_backend_probe(unsigned int flags);
+int sm_region_map(struct sm_region *r, size_t size);
+void sm_region_unmap(struct sm_region *r);
+int sm_backend_memfd(size_t size, bool seal, bool cloexec);
+
+/* arena.c */
+extern size_t sm_page_size;
+extern uint64_t sm_canary_key;
+int sm_ensure_init(void);
+struct sm_heap *sm_heap_home(void);
+struct sm_heap *sm_heap_at(unsigned int i);
+unsigned int sm_heap_count(void);
+struct sm_arena *sm_arena_lookup(const void *ptr, struct sm_heap **locked);
+struct sm_run *sm_run_alloc(struct sm_heap *h, size_t npages,
+			    size_t align_pages, size_t desc_size, bool grow);
+void sm_run_release(struct sm_heap *h, struct sm_run *run);
+void *sm_run_addr(const struct sm_run *run);
+struct sm_run *sm_run_of(struct sm_arena *a, const void *ptr);
+
+/* pages.c */
+void *sm_pages_alloc_locked(struct sm_heap *h, size_t size, bool grow);
+void sm_pages_free_locked(struct sm_heap *h, struct sm_run *run);
+
+/* stats.c */
+struct sm_counters {
+	_Atomic uint64_t bytes_mapped;
+	_Atomic uint64_t charged;
+	_Atomic uint64_t arenas;
+	_Atomic uint64_t fds;
+	_Atomic uint64_t mappings;
+};
+extern struct sm_counters sm_count;
+size_t sm_memlock_charge_upto(size_t want, size_t min);
+void sm_memlock_uncharge(size_t bytes);
+void sm_counters_reset(void);
+
+/* util.c */
+struct sm_error {
+	int code;
+	int sys_errno;
+	const char *what;
+	uint64_t limit, in_use, requested;
+};
+void *sm_fail(int code, int err);
+void sm_fail_syscall(const char *what, int err);
+void sm_fail_memlock(uint64_t limit, uint64_t in_use, uint64_t requested);
+struct sm_error *sm_error_get(void);
+_Noreturn void sm_die(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+uint64_t sm_random_u64(void);
+
+static inline size_t sm_round_up(size_t n, size_t to)
+{
+	return (n + to - 1) / to * to;
+}
+
+#endif /* SECMEM_INTERNAL_H */

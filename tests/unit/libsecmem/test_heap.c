@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The malloc family: sizes, alignment, contents, zeroing, scale, threads.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define test_unpoison(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define test_unpoison(p, n) ((void)(p), (void)(n))
+#endif
+
+static void fill(void *p, size_t n, unsigned int seed)
+{
+	unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++)
+		c[i] = (unsigned char)(seed * 131 + i * 7);
+}
+
+static bool check(const void *p, size_t n, unsigned int seed)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++) {
+		if (c[i] != (unsigned char)(seed * 131 + i * 7))
+			return false;
+	}
+	return true;
+}
+
+static bool all_zero(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++) {
+		if (c[i])
+			return false;
+	}
+	return true;
+}
+
+SM_TEST(test_malloc_boundary_sizes)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	const size_t sizes[] = {
+		0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 127, 128, 129,
+		pg - 1, pg, pg + 1, 16376, 16377, 65536, 1 << 20,
+	};
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i];
+		unsigned char *p = secmem_malloc(n);
+
+		ck_assert_msg(p, "secmem_malloc(%zu): %s", n,
+			      secmem_strerror(secmem_last_error()));
+		ck_assert_uint_eq((uintptr_t)p % 16, 0);
+		ck_assert_uint_ge(secmem_usable_size(p), n);
+		fill(p, secmem_usable_size(p), (unsigned int)i);
+		ck_assert(check(p, secmem_usable_size(p), (unsigned int)i));
+		secmem_free(p);
+	}
+	ck_assert_uint_eq(secmem_usable_size(NULL), 0);
+	secmem_free(NULL);	/* no-op */
+}
+
+SM_TEST(test_malloc_huge)
+{
+	struct secmem_stats st;
+
+	errno = 0;
+	ck_assert_ptr_null(secmem_malloc(SIZE_MAX));
+	ck_assert_int_eq(errno, ENOMEM);
+	ck_assert_int_eq(secmem_last_error(), SECMEM_ENOMEM);
+	ck_assert_ptr_null(secmem_malloc(PTRDIFF_MAX));
+	ck_assert_ptr_null(secmem_aligned_alloc(1UL << 62, 16));
+
+	/* Larger than the limit: refused by the library, not the kernel. */
+	test_set_memlock(16ULL << 20);
+	ck_assert(test_drop_ipc_lock());
+	errno = 0;
+	ck_assert_ptr_null(secmem_malloc(1ULL << 30));
+	ck_assert_int_eq(errno, ENOMEM);
+	ck_assert_int_eq(secmem_last_error(), SECMEM_EMEMLOCK);
+	ck_assert_int_eq(secmem_stats(&st), 0);
+	ck_assert_uint_le(st.memlock_charged, st.memlock_limit);
+
+	/* A large allocation within the limit works. */
+	void *p = secmem_malloc(4 << 20);
+
+	ck_assert_ptr_nonnull(p);
+	memset(p, 0x5a, 4 << 20);
+	secmem_free(p);
+}
+
+SM_TEST(test_calloc)
+{
+	unsigned char *p;
+
+	errno = 0;
+	ck_assert_ptr_null(secmem_calloc(SIZE_MAX / 2, 3));
+	ck_assert_int_eq(errno, EOVERFLOW);
+	ck_assert_int_eq(secmem_last_error(), SECMEM_EOVERFLOW);
+	ck_assert_ptr_null(secmem_calloc(3, SIZE_MAX / 2));
+
+	/* Reuse a dirty chunk: calloc must still hand out zeroes. */
+	p = secmem_malloc(1000);
+	memset(p, 0xff, 1000);
+	secmem_free(p);
+	p = secmem_calloc(100, 10);
+	ck_assert_ptr_nonnull(p);
+	ck_assert(all_zero(p, 1000));
+	secmem_free(p);
+
+	p = secmem_calloc(0, 5);
+	ck_assert_ptr_nonnull(p);
+	secmem_free(p);
+	p = secmem_calloc(1 << 10, 1 << 10);
+	ck_assert_ptr_nonnull(p);
+	ck_assert(all_zero(p, 1 << 20));
+	secmem_free(p);
+}
+
+SM_TEST(test_realloc)
+{
+	size_t sizes[] = { 1, 24, 100, 4000, 5000, 70000, 1 << 20, 3 << 20 };
+	size_t n = sizeof(sizes) / sizeof(sizes[0]), prev = 0, i;
+	unsigned char *p = NULL, *q;
+
+	/* Growth keeps what was there, step by step. */
+	for (i = 0; i < n; i++) {
+		q = secmem_realloc(p, sizes[i]);
+		ck_assert_ptr_nonnull(q);
+		if (prev)
+			ck_assert(check(q, prev, 9));
+		fill(q, sizes[i], 9);
+		p = q;
+		prev = sizes[i];
+	}
+	/* Shrink keeps the prefix. */
+	for (i = n; i-- > 0;) {
+		q = secmem_realloc(p, sizes[i]);
+		ck_assert_ptr_nonnull(q);
+		ck_assert(check(q, sizes[i], 9));
+		p = q;
+	}
+	/* An in-place shrink zeroes the bytes given up. */
+	p = secmem_realloc(p, 100);
+	fill(p, secmem_usable_size(p), 3);
+	q = secmem_realloc(p, 90);
+	ck_assert_ptr_eq(q, p);
+	ck_assert(check(q, 90, 3));
+	ck_assert(all_zero(q + 90, secmem_usable_size(q) - 90));
+	/* 0 frees and returns a new minimal allocation. */
+	p = secmem_realloc(q, 0);
+	ck_assert_ptr_nonnull(p);
+	secmem_free(p);
+	/* NULL is malloc. */
+	p = secmem_realloc(NULL, 10);
+	ck_assert_ptr_nonnull(p);
+	/* Failure leaves the block alone. */
+	fill(p, 10, 4);
+	ck_assert_ptr_null(secmem_realloc(p, SIZE_MAX));
+	ck_assert(check(p, 10, 4));
+	secmem_free(p);
+}
+
+/* Read freed memory: it stays mapped because @keep holds the arena. */
+static void zero_after_free(size_t size)
+{
+	unsigned char *keep = secmem_malloc(size);
+	unsigned char *p = secmem_malloc(size);
+	size_t usable = secmem_usable_size(p);
+
+	ck_assert_ptr_nonnull(keep);
+	ck_assert_ptr_nonnull(p);
+	memset(p, 0xa5, usable);
+	secmem_free(p);
+	test_unpoison(p, usable);
+	ck_assert_msg(all_zero(p, usable), "%zu bytes not zeroed", size);
+	secmem_free(keep);
+}
+
+SM_TEST(test_zero_after_free)
+{
+	zero_after_free(32);
+	zero_after_free(3000);
+	zero_after_free(100000);
+}
+
+SM_TEST(test_aligned_alloc)
+{
+	size_t aligns[] = { 1, 2, 8, 16, 32, 64, 256, 4096, 8192, 1 << 20 };
+	size_t sizes[] = { 1, 40, 5000 };
+
+	for (size_t i = 0; i < sizeof(aligns) / sizeof(aligns[0]); i++) {
+		for (size_t j = 0; j < 3; j++) {
+			void *p = secmem_aligned_alloc(aligns[i], sizes[j]);
+
+			ck_assert_msg(p, "align %zu size %zu: %s", aligns[i],
+				      sizes[j],
+				      secmem_strerror(secmem_last_error()));
+			ck_assert_uint_eq((uintptr_t)p % aligns[i], 0);
+			ck_assert_uint_ge(secmem_usable_size(p), sizes[j]);
+			memset(p, 1, sizes[j]);
+			secmem_free(p);
+		}
+	}
+	errno = 0;
+	ck_assert_ptr_null(secmem_aligned_alloc(3, 16));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(secmem_last_error(), SECMEM_EINVAL);
+	ck_assert_ptr_null(secmem_aligned_alloc(0, 16));
+}
+
+/*
+ * A million live 32-byte secrets in fewer than 64 mappings (sodium_malloc
+ * needs three per secret), and the arenas go back when they are freed.
+ */
+#define MANY 1000000
+SM_TEST(test_million_small)
+{
+	void **v = malloc(MANY * sizeof(*v));
+	struct secmem_stats st;
+	int before, after;
+
+	ck_assert_ptr_nonnull(v);
+	/*
+	 * About 64 MiB are needed.  CAP_IPC_LOCK exempts the mlock and
+	 * unmapped backends; memfd_secret always needs the limit raised.
+	 */
+	if (!test_set_memlock(1ULL << 30) &&
+	    test_mode == TEST_MODE_SECURE &&
+	    secmem_backend() == SECMEM_BACKEND_MEMFD_SECRET) {
+		test_skip("memfd_secret needs RLIMIT_MEMLOCK >= 64 MiB and "
+			  "the hard limit cannot be raised here (no "
+			  "CAP_SYS_RESOURCE)");
+		free(v);
+		return;
+	}
+	before = test_count_maps();
+	for (size_t i = 0; i < MANY; i++) {
+		v[i] = secmem_malloc(32);
+		ck_assert_msg(v[i], "allocation %zu: %s", i,
+			      secmem_strerror(secmem_last_error()));
+		memcpy(v[i], &i, sizeof(i));
+	}
+	after = test_count_maps();
+	ck_assert_int_eq(secmem_stats(&st), 0);
+	fprintf(stderr, "# 1M x 32 B: maps %d -> %d, %llu arenas, %llu MiB\n",
+		before, after, (unsigned long long)st.arenas,
+		(unsigned long long)st.bytes_mapped >> 20);
+	ck_assert_uint_eq(st.allocations, MANY);
+	ck_assert_int_lt(after - before, 64);
+	/* Under ASan the sanitizer's own mappings are not ours to count. */
+	if (!test_under_asan())
+		ck_assert_int_lt(after, 64);
+	for (size_t i = 0; i < MANY; i++) {
+		size_t got;
+
+		memcpy(&got, v[i], sizeof(got));
+		ck_assert_uint_eq(got, i);
+		secmem_free(v[i]);
+	}
+	ck_assert_int_eq(secmem_stats(&st), 0);
+	ck_assert_uint_eq(st.allocations, 0);
+	ck_assert_uint_eq(st.bytes_in_use, 0);
+	/* Empty arenas are returned; one per heap may stay as a spare. */
+	ck_assert_uint_le(st.arenas, 1);
+	ck_assert_uint_le(st.mappings, 3);
+	ck_assert_uint_le(st.bytes_mapped, 32ULL << 20);
+	ck_assert_int_lt(test_count_maps(), after);
+	free(v);
+}
+
+#define THREADS 8
+#define SLOTS 256
+#define OPS 20000
+struct shared {
+	pthread_mutex_t lock[SLOTS];
+	unsigned char *p[SLOTS];
+	size_t n[SLOTS];
+	unsigned int seed[SLOTS];
+	_Atomic int bad;
+};
+
+static void *stress_thread(void *arg)
+{
+	struct shared *s = arg;
+	unsigned int r = (unsigned int)(uintptr_t)pthread_self();
+
+	for (int i = 0; i < OPS; i++) {
+		unsigned int k, seed;
+		size_t n;
+		unsigned char *p, *old;
+
+		r = r * 1103515245 + 12345;
+		k = (r >> 8) % SLOTS;
+		n = (r >> 4) % 97 == 0 ? 20000 + r % 20000 : 1 + (r >> 12) % 2048;
+		seed = r;
+		p = secmem_malloc(n);
+		if (!p) {
+			s->bad++;
+			continue;
+		}
+		fill(p, n, seed);
+		/* Swap with a slot that another thread may have filled. */
+		pthread_mutex_lock(&s->lock[k]);
+		old = s->p[k];
+		if (old && !check(old, s->n[k], s->seed[k]))
+			s->bad++;
+		s->p[k] = p;
+		s->n[k] = n;
+		s->seed[k] = seed;
+		pthread_mutex_unlock(&s->lock[k]);
+		secmem_free(old);
+		if (i % 64 == 0) {
+			old = secmem_realloc(secmem_malloc(10), 3000);
+			if (!old)
+				s->bad++;
+			secmem_free(old);
+		}
+	}
+	return NULL;
+}
+
+SM_TEST(test_threads_stress)
+{
+	struct shared *s = calloc(1, sizeof(*s));
+	pthread_t t[THREADS];
+	struct secmem_stats st;
+
+	/* The default 8 MiB are enough; more if allowed. */
+	test_set_memlock(256ULL << 20);
+	for (int i = 0; i < SLOTS; i++)
+		pthread_mutex_init(&s->lock[i], NULL);
+	for (int i = 0; i < THREADS; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, stress_thread, s),
+				 0);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	ck_assert_int_eq(s->bad, 0);
+	for (int i = 0; i < SLOTS; i++) {
+		if (s->p[i])
+			ck_assert(check(s->p[i], s->n[i], s->seed[i]));
+		secmem_free(s->p[i]);
+	}
+	ck_assert_int_eq(secmem_stats(&st), 0);
+	ck_assert_uint_eq(st.allocations, 0);
+	ck_assert_uint_eq(st.bytes_in_use, 0);
+	free(s);
+}
+
+SM_TEST(test_stats)
+{
+	struct secmem_stats st;
+	void *p = secmem_malloc(100), *q = secmem_malloc(1 << 20);
+
+	ck_assert_int_eq(secmem_stats(NULL), -1);
+	ck_assert_int_eq(secmem_stats(&st), 0);
+	ck_assert_int_eq(st.backend, secmem_backend());
+	ck_assert_uint_eq(st.allocations, 2);
+	ck_assert_uint_eq(st.bytes_in_use,
+			  secmem_usable_size(p) + secmem_usable_size(q));
+	ck_assert_uint_ge(st.arenas, 1);
+	ck_assert_uint_eq(st.fds, st.arenas);
+	ck_assert_uint_eq(st.mappings, 3 * st.arenas);
+	ck_assert_uint_eq(st.memlock_charged, st.bytes_mapped);
+	ck_assert_uint_ge(st.bytes_mapped, (1 << 20) + 100);
+	secmem_free(p);
+	secmem_free(q);
+	ck_assert_int_eq(secmem_stats(&st), 0);
+	ck_assert_uint_eq(st.allocations, 0);
+	ck_assert_uint_eq(st.bytes_in_use, 0);
+}
+
+TCase *test_heap_tcase(const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_malloc_boundary_sizes);
+	tcase_add_test(tc, test_malloc_huge);
+	tcase_add_test(tc, test_calloc);
+	tcase_add_test(tc, test_realloc);
+	tcase_add_test(tc, test_zero_after_free);
+	tcase_add_test(tc, test_aligned_alloc);
+	tcase_add_test(tc, test_million_small);
+	tcase_add_test(tc, test_threads_stress);
+	tcase_add_test(tc, test_stats);
+	return tc;
+}

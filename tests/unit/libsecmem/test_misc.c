@@ -1,0 +1,653 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Misuse detection, page protection, secret files, helpers, errors, fork,
+ * RLIMIT_MEMLOCK, and backend probing.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "secmem/uapi.h"
+#include "test_util.h"
+
+static char child_err[4096];
+
+/* ---- misuse: the child must die with the library's message ------------- */
+
+static void do_canary_small(void *arg)
+{
+	unsigned char *p = secmem_malloc(24);
+
+	(void)arg;
+	p[secmem_usable_size(p)] ^= 1;	/* one byte past the usable size */
+	secmem_free(p);
+}
+
+static void do_canary_large(void *arg)
+{
+	unsigned char *p = secmem_malloc(100000);
+
+	(void)arg;
+	p[secmem_usable_size(p) + 3] = 0;
+	secmem_free(p);
+}
+
+SM_TEST(test_canary_overwrite)
+{
+	int st = test_in_child(do_canary_small, NULL, child_err,
+			       sizeof(child_err));
+
+	ck_assert_killed_by(st, SIGABRT);
+	ck_assert_msg(strstr(child_err, "libsecmem: canary after"),
+		      "stderr: %s", child_err);
+	st = test_in_child(do_canary_large, NULL, child_err, sizeof(child_err));
+	ck_assert_killed_by(st, SIGABRT);
+	ck_assert_msg(strstr(child_err, "heap buffer overflow"), "stderr: %s",
+		      child_err);
+}
+
+static void do_double_free(void *arg)
+{
+	void *keep = secmem_malloc((size_t)(uintptr_t)arg);
+	void *p = secmem_malloc((size_t)(uintptr_t)arg);
+
+	secmem_free(p);
+	secmem_free(p);
+	secmem_free(keep);
+}
+
+SM_TEST(test_double_free)
+{
+	size_t sizes[] = { 16, 5000, 200000 };
+
+	for (int i = 0; i < 3; i++) {
+		int st = test_in_child(do_double_free, (void *)(uintptr_t)sizes[i],
+				       child_err, sizeof(child_err));
+
+		ck_assert_killed_by(st, SIGABRT);
+		ck_assert_msg(strstr(child_err, "double free"), "stderr: %s",
+			      child_err);
+	}
+}
+
+static void do_free_stack(void *arg)
+{
+	char local[32];
+
+	(void)arg;
+	secmem_free(secmem_malloc(1));	/* the library is initialised */
+	secmem_free(local);
+}
+
+static void do_free_libc(void *arg)
+{
+	(void)arg;
+	secmem_free(malloc(16));
+}
+
+static void do_free_inside(void *arg)
+{
+	char *p = secmem_malloc((size_t)(uintptr_t)arg);
+
+	secmem_free(p + 16);
+}
+
+SM_TEST(test_foreign_pointer)
+{
+	int st;
+
+	st = test_in_child(do_free_stack, NULL, child_err, sizeof(child_err));
+	ck_assert_killed_by(st, SIGABRT);
+	ck_assert_msg(strstr(child_err, "not allocated by libsecmem"),
+		      "stderr: %s", child_err);
+	st = test_in_child(do_free_libc, NULL, child_err, sizeof(child_err));
+	ck_assert_killed_by(st, SIGABRT);
+	ck_assert_msg(strstr(child_err, "not allocated by libsecmem"),
+		      "stderr: %s", child_err);
+	st = test_in_child(do_free_inside, (void *)64, child_err,
+			   sizeof(child_err));
+	ck_assert_killed_by(st, SIGABRT);
+	ck_assert_msg(strstr(child_err, "inside an allocation"), "stderr: %s",
+		      child_err);
+	st = test_in_child(do_free_inside, (void *)100000, child_err,
+			   sizeof(child_err));
+	ck_assert_killed_by(st, SIGABRT);
+	ck_assert_msg(strstr(child_err, "inside an allocation"), "stderr: %s",
+		      child_err);
+}
+
+/* Touch the byte at @arg; ASan's SIGSEGV handler is removed first. */
+static void do_touch(void *arg)
+{
+	signal(SIGSEGV, SIG_DFL);
+	signal(SIGBUS, SIG_DFL);
+	*(volatile char *)arg = 1;
+}
+
+static void do_read(void *arg)
+{
+	signal(SIGSEGV, SIG_DFL);
+	(void)*(volatile char *)arg;
+}
+
+SM_TEST(test_guard_pages)
+{
+	unsigned long start, end, gstart, gend;
+	char perms[5], gperms[5];
+	char *p = secmem_malloc(64);
+	int st;
+
+	ck_assert(test_find_map(p, &start, &end, perms));
+	ck_assert_str_eq(perms, "rw-s");
+	/* The arena is flanked by inaccessible private (anonymous) pages. */
+	ck_assert(test_find_map((char *)start - 1, &gstart, &gend, gperms));
+	ck_assert_str_eq(gperms, "---p");
+	ck_assert(test_find_map((char *)end, &gstart, &gend, gperms));
+	ck_assert_str_eq(gperms, "---p");
+	st = test_in_child(do_touch, (char *)start - 1, child_err,
+			   sizeof(child_err));
+	ck_assert_killed_by(st, SIGSEGV);
+	st = test_in_child(do_touch, (char *)end, child_err, sizeof(child_err));
+	ck_assert_killed_by(st, SIGSEGV);
+	secmem_free(p);
+}
+
+TCase *test_death_tcase(const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_test(tc, test_canary_overwrite);
+	tcase_add_test(tc, test_double_free);
+	tcase_add_test(tc, test_foreign_pointer);
+	tcase_add_test(tc, test_guard_pages);
+	return tc;
+}
+
+/* ---- pages and protection ---------------------------------------------- */
+
+SM_TEST(test_alloc_pages_protect)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	char *p = secmem_alloc_pages(100), *q;
+	int st;
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq((uintptr_t)p % pg, 0);
+	ck_assert_uint_eq(secmem_usable_size(p), pg);
+	memset(p, 7, pg);
+
+	/* Guard pages on both sides. */
+	st = test_in_child(do_touch, p - 1, child_err, sizeof(child_err));
+	ck_assert_killed_by(st, SIGSEGV);
+	st = test_in_child(do_touch, p + pg, child_err, sizeof(child_err));
+	ck_assert_killed_by(st, SIGSEGV);
+
+	ck_assert_int_eq(secmem_protect(p, SECMEM_READONLY), 0);
+	ck_assert_int_eq(p[10], 7);
+	st = test_in_child(do_touch, p, child_err, sizeof(child_err));
+	ck_assert_killed_by(st, SIGSEGV);
+
+	ck_assert_int_eq(secmem_protect(p, SECMEM_NOACCESS), 0);
+	st = test_in_child(do_read, p, child_err, sizeof(child_err));
+	ck_assert_killed_by(st, SIGSEGV);
+
+	ck_assert_int_eq(secmem_protect(p, SECMEM_READWRITE), 0);
+	p[0] = 1;
+
+	/* Freeing a NOACCESS block works and zeroes it. */
+	ck_assert_int_eq(secmem_protect(p, SECMEM_NOACCESS), 0);
+	secmem_free(p);
+
+	/* Growing keeps contents and page granularity. */
+	p = secmem_alloc_pages(3 * pg);
+	memset(p, 9, 3 * pg);
+	q = secmem_realloc(p, 10 * pg);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_uint_eq((uintptr_t)q % pg, 0);
+	ck_assert_int_eq(q[3 * pg - 1], 9);
+	ck_assert_int_eq(secmem_protect(q, SECMEM_READONLY), 0);
+	secmem_free(q);
+
+	/* Errors. */
+	errno = 0;
+	ck_assert_ptr_null(secmem_alloc_pages(0));
+	ck_assert_int_eq(errno, EINVAL);
+	p = secmem_malloc(10);
+	ck_assert_int_eq(secmem_protect(p, SECMEM_READONLY), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	secmem_free(p);
+	p = secmem_alloc_pages(1);
+	ck_assert_int_eq(secmem_protect(p, 7), -1);
+	ck_assert_int_eq(secmem_protect(p + 1, SECMEM_READONLY), -1);
+	ck_assert_int_eq(secmem_protect(NULL, SECMEM_READONLY), -1);
+	ck_assert_int_eq(secmem_protect(child_err, SECMEM_READONLY), -1);
+	ck_assert_int_eq(secmem_last_error(), SECMEM_EINVAL);
+	secmem_free(p);
+}
+
+TCase *test_pages_tcase(const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_test(tc, test_alloc_pages_protect);
+	return tc;
+}
+
+/* ---- secret files -------------------------------------------------------- */
+
+SM_TEST(test_fd_create)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	struct stat sb;
+	char buf[8];
+	int fd, seals;
+	char *m;
+
+	fd = secmem_fd_create(10000, 0);
+	ck_assert_msg(fd >= 0, "%s", secmem_strerror(secmem_last_error()));
+	ck_assert_int_eq(fstat(fd, &sb), 0);
+	ck_assert_int_eq(sb.st_size, (off_t)((10000 + pg - 1) / pg * pg));
+	ck_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	m = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 fd, 0);
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	ck_assert_int_eq(m[5000], 0);
+	strcpy(m, "secret");
+	/* A secret file cannot be read(2): only its mapping shows it. */
+	if (secmem_backend() == SECMEM_BACKEND_MLOCK)
+		ck_assert_int_eq(pread(fd, buf, 6, 0), 6);
+	else
+		ck_assert_int_lt(pread(fd, buf, 6, 0), 0);
+	munmap(m, (size_t)sb.st_size);
+	close(fd);
+
+	fd = secmem_fd_create(pg, SECMEM_FD_NOCLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(!(fcntl(fd, F_GETFD) & FD_CLOEXEC));
+	close(fd);
+
+	/* Sealed: the size can change neither way. */
+	fd = secmem_fd_create(4 * pg, SECMEM_FD_SEAL);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_lt(ftruncate(fd, (off_t)(8 * pg)), 0);
+	ck_assert_int_lt(ftruncate(fd, (off_t)pg), 0);
+	if (secmem_backend() != SECMEM_BACKEND_MEMFD_SECRET) {
+		seals = fcntl(fd, F_GET_SEALS);
+		ck_assert_int_eq(seals & (F_SEAL_GROW | F_SEAL_SHRINK |
+					  F_SEAL_SEAL),
+				 F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
+	}
+	close(fd);
+
+	errno = 0;
+	ck_assert_int_eq(secmem_fd_create(0, 0), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(secmem_fd_create(pg, 0x100), -1);
+	ck_assert_int_eq(secmem_fd_create(SIZE_MAX, 0), -1);
+}
+
+TCase *test_fd_tcase(const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_test(tc, test_fd_create);
+	return tc;
+}
+
+/* ---- helpers, errors, init, fork, RLIMIT_MEMLOCK ------------------------- */
+
+SM_TEST(test_memzero_memeq)
+{
+	unsigned char a[64], b[64];
+
+	memset(a, 0xee, sizeof(a));
+	secmem_memzero(a, sizeof(a));
+	for (size_t i = 0; i < sizeof(a); i++)
+		ck_assert_int_eq(a[i], 0);
+	secmem_memzero(NULL, 0);
+
+	memset(a, 3, sizeof(a));
+	memset(b, 3, sizeof(b));
+	ck_assert_int_eq(secmem_memeq(a, b, sizeof(a)), 1);
+	ck_assert_int_eq(secmem_memeq(a, b, 0), 1);
+	for (size_t i = 0; i < sizeof(a); i++) {
+		for (int bit = 0; bit < 8; bit++) {
+			b[i] ^= (unsigned char)(1 << bit);
+			ck_assert_int_eq(secmem_memeq(a, b, sizeof(a)), 0);
+			b[i] ^= (unsigned char)(1 << bit);
+		}
+	}
+}
+
+SM_TEST(test_backend_in_use)
+{
+	const char *want = getenv("SECMEM_TEST_EXPECT_BACKEND");
+	enum secmem_backend b = secmem_backend();
+
+	if (test_mode == TEST_MODE_MLOCK) {
+		ck_assert_int_eq(b, SECMEM_BACKEND_MLOCK);
+		ck_assert_str_eq(secmem_backend_name(b), "mlock");
+		return;
+	}
+	ck_assert(b == SECMEM_BACKEND_UNMAPPED_MEMFD ||
+		  b == SECMEM_BACKEND_MEMFD_SECRET);
+	if (want)
+		ck_assert_str_eq(secmem_backend_name(b), want);
+	ck_assert_str_eq(secmem_backend_name(SECMEM_BACKEND_UNMAPPED_MEMFD),
+			 "unmapped-memfd");
+	ck_assert_str_eq(secmem_backend_name(SECMEM_BACKEND_MEMFD_SECRET),
+			 "memfd-secret");
+	ck_assert_str_eq(secmem_backend_name(SECMEM_BACKEND_NONE), "none");
+	ck_assert_str_eq(secmem_backend_name((enum secmem_backend)99), "none");
+}
+
+SM_TEST(test_strerror)
+{
+	const int codes[] = {
+		SECMEM_ENOBACKEND, SECMEM_EMEMLOCK, SECMEM_ENOMEM,
+		SECMEM_EINVAL, SECMEM_EOVERFLOW, SECMEM_EBUSY,
+		SECMEM_ESYSCALL, SECMEM_ENOTSUP,
+	};
+
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+		const char *s = secmem_strerror(codes[i]);
+
+		ck_assert_ptr_nonnull(s);
+		ck_assert_msg(strlen(s) > 40, "code %d: '%s'", codes[i], s);
+		ck_assert_msg(strchr(s, ':'), "no advice for %d: '%s'",
+			      codes[i], s);
+	}
+	ck_assert_str_eq(secmem_strerror(SECMEM_OK), "Success");
+	ck_assert_str_eq(secmem_strerror(EINVAL), strerror(EINVAL));
+	ck_assert_ptr_nonnull(strstr(secmem_strerror(SECMEM_ENOBACKEND),
+				     "SECMEM_ALLOW_INSECURE=1"));
+}
+
+SM_TEST(test_init_busy)
+{
+	unsigned int mine = test_mode == TEST_MODE_MLOCK ?
+			    SECMEM_INIT_FORCE_INSECURE : 0;
+	unsigned int other = test_mode == TEST_MODE_MLOCK ? 0 :
+			     SECMEM_INIT_FORCE_INSECURE;
+	void *p = secmem_malloc(10);
+
+	ck_assert_int_eq(secmem_init(mine), 0);	/* same flags: fine */
+	errno = 0;
+	ck_assert_int_eq(secmem_init(other), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	ck_assert_int_eq(secmem_last_error(), SECMEM_EBUSY);
+	secmem_free(p);
+	/* Nothing handed out: the policy may change (arenas are dropped). */
+	ck_assert_int_eq(secmem_init(other), 0);
+	p = secmem_malloc(10);
+	ck_assert_ptr_nonnull(p);
+	secmem_free(p);
+	ck_assert_int_eq(secmem_init(0x1000), -1);
+	ck_assert_int_eq(errno, EINVAL);
+}
+
+static int count_secret_fds(void)
+{
+	char path[64], target[256];
+	int n = 0;
+
+	for (int fd = 0; fd < 1024; fd++) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len < 0)
+			continue;
+		target[len] = '\0';
+		if (strstr(target, "secretmem") || strstr(target, "memfd:secmem"))
+			n++;
+	}
+	return n;
+}
+
+static void do_child_fresh(void *arg)
+{
+	struct secmem_stats st;
+	char *q;
+
+	(void)arg;
+	if (secmem_stats(&st) || st.arenas || st.allocations || st.fds ||
+	    count_secret_fds())
+		_exit(10);
+	q = secmem_malloc(100);
+	if (!q)
+		_exit(11);
+	strcpy(q, "child");
+	if (secmem_usable_size(q) < 100)
+		_exit(12);
+	secmem_free(q);
+	if (secmem_stats(&st) || st.allocations)
+		_exit(13);
+	_exit(0);
+}
+
+SM_TEST(test_fork)
+{
+	char *p = secmem_malloc(64);
+	struct secmem_stats st;
+	int status;
+
+	strcpy(p, "parent secret");
+	ck_assert_int_ge(count_secret_fds(), 1);
+	/* The child gets an empty, working allocator and no arena fds. */
+	status = test_in_child(do_child_fresh, NULL, child_err,
+			       sizeof(child_err));
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child status 0x%x: %s", status, child_err);
+	/* The parent's secrets are not in the child at all. */
+	status = test_in_child(do_read, p, child_err, sizeof(child_err));
+	ck_assert_killed_by(status, SIGSEGV);
+	/* The parent is unaffected. */
+	ck_assert_str_eq(p, "parent secret");
+	ck_assert_int_eq(secmem_stats(&st), 0);
+	ck_assert_uint_eq(st.allocations, 1);
+	secmem_free(p);
+	p = secmem_malloc(64);
+	ck_assert_ptr_nonnull(p);
+	secmem_free(p);
+}
+
+SM_TEST(test_memlock_exhaustion)
+{
+	enum { CHUNK = 60000, MAX = 1000 };
+	void *v[MAX];
+	struct secmem_stats st;
+	const char *msg;
+	int n;
+
+	ck_assert(test_set_memlock(4ULL << 20));
+	/* CAP_IPC_LOCK lifts the limit, for the kernel and for libsecmem. */
+	ck_assert(test_drop_ipc_lock());
+	for (n = 0; n < MAX; n++) {
+		v[n] = secmem_malloc(CHUNK);
+		if (!v[n])
+			break;
+		memset(v[n], 0x11, CHUNK);	/* would SIGBUS if overcommitted */
+	}
+	ck_assert_int_lt(n, MAX);
+	ck_assert_int_gt(n, 10);
+	ck_assert_int_eq(errno, ENOMEM);
+	ck_assert_int_eq(secmem_last_error(), SECMEM_EMEMLOCK);
+	msg = secmem_strerror(secmem_last_error());
+	ck_assert_msg(strstr(msg, "RLIMIT_MEMLOCK is 4 MiB and ") &&
+		      strstr(msg, " are in use") && strstr(msg, "ulimit -l") &&
+		      strstr(msg, "LimitMEMLOCK="), "message: %s", msg);
+	ck_assert_int_eq(secmem_stats(&st), 0);
+	ck_assert_uint_le(st.memlock_charged, 4ULL << 20);
+	ck_assert_uint_eq(st.memlock_limit, 4ULL << 20);
+	/* Freeing makes room again. */
+	secmem_free(v[--n]);
+	v[n] = secmem_malloc(CHUNK);
+	ck_assert_ptr_nonnull(v[n]);
+	while (n >= 0)
+		secmem_free(v[n--]);
+}
+
+TCase *test_misc_tcase(const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_test(tc, test_memzero_memeq);
+	tcase_add_test(tc, test_backend_in_use);
+	tcase_add_test(tc, test_strerror);
+	tcase_add_test(tc, test_init_busy);
+	tcase_add_test(tc, test_fork);
+	tcase_add_test(tc, test_memlock_exhaustion);
+	return tc;
+}
+
+/* ---- probing: a kernel without secure backends, simulated by seccomp ---- */
+
+/*
+ * Make memfd_secret fail with @secret_errno and memfd_create with
+ * MFD_UNMAPPED fail with EINVAL, as on a kernel without either.
+ */
+static void deny_secure_backends(int secret_errno)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+#ifdef SYS_memfd_secret
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_memfd_secret, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K,
+			 SECCOMP_RET_ERRNO | (unsigned int)secret_errno),
+#endif
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_memfd_create, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MFD_UNMAPPED, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {
+		.len = sizeof(f) / sizeof(f[0]),
+		.filter = f,
+	};
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		_exit(20);
+}
+
+static void do_no_backend(void *arg)
+{
+	const char *msg;
+
+	unsetenv("SECMEM_ALLOW_INSECURE");
+	deny_secure_backends((int)(intptr_t)arg);
+	if (secmem_backend() != SECMEM_BACKEND_NONE)
+		_exit(21);
+	errno = 0;
+	if (secmem_malloc(16) || errno != ENOSYS)
+		_exit(22);
+	if (secmem_last_error() != SECMEM_ENOBACKEND)
+		_exit(23);
+	if (secmem_fd_create(4096, 0) != -1)
+		_exit(24);
+	msg = secmem_strerror(secmem_last_error());
+	if (!strstr(msg, "SECMEM_ALLOW_INSECURE=1") ||
+	    !strstr(msg, "memfd_secret"))
+		_exit(25);
+	_exit(0);
+}
+
+static void do_no_backend_opt_in(void *arg)
+{
+	void *p;
+
+	deny_secure_backends((int)(intptr_t)arg);
+	setenv("SECMEM_ALLOW_INSECURE", "1", 1);
+	if (secmem_backend() != SECMEM_BACKEND_MLOCK)
+		_exit(31);
+	p = secmem_malloc(16);
+	if (!p)
+		_exit(32);
+	secmem_free(p);
+	_exit(0);
+}
+
+static void do_no_backend_init_flag(void *arg)
+{
+	(void)arg;
+	unsetenv("SECMEM_ALLOW_INSECURE");
+	deny_secure_backends(ENOSYS);
+	if (secmem_init(0) != -1 || errno != ENOSYS)
+		_exit(41);
+	if (secmem_init(SECMEM_INIT_ALLOW_INSECURE) != 0 ||
+	    secmem_backend() != SECMEM_BACKEND_MLOCK)
+		_exit(42);
+	_exit(0);
+}
+
+#define ck_assert_child_ok(st)						\
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,		\
+		      "child status 0x%x (exit %d): %s", (st),		\
+		      WIFEXITED(st) ? WEXITSTATUS(st) : -1, child_err)
+
+START_TEST(test_probe_no_secure_backend)
+{
+	int errs[] = { ENOSYS, EPERM };
+
+	for (int i = 0; i < 2; i++) {
+		int st = test_in_child(do_no_backend,
+				       (void *)(intptr_t)errs[i], child_err,
+				       sizeof(child_err));
+
+		ck_assert_child_ok(st);
+		st = test_in_child(do_no_backend_opt_in,
+				   (void *)(intptr_t)errs[i], child_err,
+				   sizeof(child_err));
+		ck_assert_child_ok(st);
+	}
+	int st = test_in_child(do_no_backend_init_flag, NULL, child_err,
+			       sizeof(child_err));
+
+	ck_assert_child_ok(st);
+}
+END_TEST
+
+/* The probing flags alone, without seccomp. */
+START_TEST(test_probe_flags)
+{
+	unsetenv("SECMEM_ALLOW_INSECURE");
+	errno = 0;
+	ck_assert_int_eq(secmem_init(SECMEM_INIT_NO_UNMAPPED |
+				     SECMEM_INIT_NO_SECRET), -1);
+	ck_assert_int_eq(errno, ENOSYS);
+	ck_assert_int_eq(secmem_last_error(), SECMEM_ENOBACKEND);
+	ck_assert_ptr_null(secmem_malloc(1));
+	ck_assert_int_eq(secmem_backend(), SECMEM_BACKEND_NONE);
+	ck_assert_int_eq(secmem_init(SECMEM_INIT_NO_UNMAPPED |
+				     SECMEM_INIT_NO_SECRET |
+				     SECMEM_INIT_ALLOW_INSECURE), 0);
+	ck_assert_int_eq(secmem_backend(), SECMEM_BACKEND_MLOCK);
+}
+END_TEST
+
+TCase *test_probe_tcase(void)
+{
+	TCase *tc = tcase_create("probe");
+
+	tcase_add_test(tc, test_probe_no_secure_backend);
+	tcase_add_test(tc, test_probe_flags);
+	return tc;
+}
