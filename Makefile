@@ -62,9 +62,11 @@ kernel-checkpatch:
 
 userspace:
 	@$(MAKE) -s -C libsecmem all BUILD=$(BUILD)
+	@$(MAKE) -s -C daemon all BUILD=$(BUILD)
 
 install: userspace
 	@$(MAKE) -s -C libsecmem install BUILD=$(BUILD) PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	@$(MAKE) -s -C daemon install BUILD=$(BUILD) PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
 # Everything that goes into the guest's initramfs, built against the
 # patched tree's uapi headers (KVARIANT picks which kernel's).
@@ -74,6 +76,7 @@ guest:
 	@$(MAKE) -s -C tests/vm guest BUILD=$(BUILD) KSRC=$(BUILD)/src/patched \
 		KHDR=$(call kernel_dir,patched,$(KVARIANT))/usr/include
 	@$(MAKE) -s -C libsecmem guest BUILD=$(BUILD)
+	@$(MAKE) -s -C daemon guest BUILD=$(BUILD)
 
 initramfs: guest
 	@tests/vm/mkinitramfs.sh $(BUILD)/initramfs.cpio.gz $(BUILD)/guest
@@ -100,6 +103,7 @@ check: deps
 # Pieces of check, for quick iteration.
 check-unit:
 	@$(MAKE) -s -C libsecmem check BUILD=$(BUILD)
+	@$(MAKE) -s -C daemon check BUILD=$(BUILD)
 
 check-guest: kernel-debug initramfs
 	@tests/vm/run-vm.sh --kernel $(call bzimage,patched,debug) \
@@ -109,10 +113,11 @@ check-guest: kernel-debug initramfs
 
 lint:
 	@$(MAKE) -s -C libsecmem lint BUILD=$(BUILD)
+	@$(MAKE) -s -C daemon lint BUILD=$(BUILD)
 	@shellcheck -x scripts/*.sh kernel/scripts/*.sh tests/vm/*.sh
 
 clean:
-	rm -rf $(BUILD)/libsecmem $(BUILD)/guest $(BUILD)/results $(BUILD)/logs \
+	rm -rf $(BUILD)/libsecmem $(BUILD)/daemon $(BUILD)/guest $(BUILD)/results $(BUILD)/logs \
 		$(BUILD)/initramfs.cpio.gz
 
 # Also drops the kernel trees and builds (a full rebuild takes minutes).

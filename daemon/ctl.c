@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * secmemctl status / set.  Everything is read from sysfs each time: the
+ * kernel is the single source of truth, the daemon only adds its list of
+ * recent decisions.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "ctl.h"
+#include "runtime.h"
+#include "sysfs.h"
+#include "units.h"
+
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+static void json_stats(FILE *out, const uint64_t stat[STAT_COUNT])
+{
+	int i;
+
+	fputc('{', out);
+	for (i = 0; i < STAT_COUNT; i++)
+		fprintf(out, "%s\"%s\":%" PRIu64, i ? "," : "",
+			sysfs_stat_names[i], stat[i]);
+	fputc('}', out);
+}
+
+static const char *sz(uint64_t v, char *buf)
+{
+	return format_size(v, buf, SIZE_STR_MAX);
+}
+
+static void print_table(FILE *out, const struct sysfs_global *g,
+			const bool *present, const struct sysfs_node *nodes,
+			pid_t daemon, const struct history *h)
+{
+	char a[SIZE_STR_MAX], b[SIZE_STR_MAX], c[SIZE_STR_MAX],
+		d[SIZE_STR_MAX], e[SIZE_STR_MAX];
+	unsigned int i;
+	int n;
+
+	fprintf(out, "flush_on_free: %s    pageblock: %s    secmemd: ",
+		flush_policy_name(g->flush_on_free),
+		sz(g->pageblock_bytes, a));
+	if (daemon > 0)
+		fprintf(out, "running (pid %ld)\n\n", (long)daemon);
+	else
+		fprintf(out, "not running\n\n");
+
+	fprintf(out, "%-5s %10s %10s %10s %10s %10s %12s %12s %8s\n", "NODE",
+		"TARGET", "LOW", "HIGH", "FREE", "UNMAPPED", "FROM_POOL",
+		"CONVERTED", "FAILED");
+	for (n = 0; n < CONFIG_MAX_NODES; n++) {
+		const struct sysfs_node *s = &nodes[n];
+
+		if (!present[n])
+			continue;
+		fprintf(out,
+			"%-5d %10s %10s %10s %10s %10s %12" PRIu64
+			" %12" PRIu64 " %8" PRIu64 "\n",
+			n, sz(s->knob[KNOB_POOL_TARGET], a),
+			sz(s->knob[KNOB_WATERMARK_LOW], b),
+			sz(s->knob[KNOB_WATERMARK_HIGH], c),
+			sz(s->stat[STAT_FREE_BYTES], d),
+			sz(s->stat[STAT_UNMAPPED_BYTES], e),
+			s->stat[STAT_ALLOC_POOL], s->stat[STAT_ALLOC_CONVERT],
+			s->stat[STAT_ALLOC_FAIL]);
+	}
+	fprintf(out, "\n%-5s %12s %12s %12s %12s %10s\n", "NODE",
+		"CONVERSIONS", "RESTORATIONS", "TLB_CONVERT", "TLB_MERMAP",
+		"RELEASED");
+	for (n = 0; n < CONFIG_MAX_NODES; n++) {
+		const struct sysfs_node *s = &nodes[n];
+
+		if (!present[n])
+			continue;
+		fprintf(out,
+			"%-5d %12" PRIu64 " %12" PRIu64 " %12" PRIu64
+			" %12" PRIu64 " %10s\n",
+			n, s->stat[STAT_CONVERSIONS],
+			s->stat[STAT_RESTORATIONS],
+			s->stat[STAT_TLB_FLUSH_CONVERT],
+			s->stat[STAT_TLB_FLUSH_MERMAP],
+			sz(s->stat[STAT_RELEASED_BYTES], a));
+	}
+	if (!h->count)
+		return;
+	fprintf(out, "\nlast decisions of secmemd:\n");
+	for (i = 0; i < h->count; i++) {
+		unsigned int k = (h->head + RUNTIME_HISTORY - h->count + i) %
+				 RUNTIME_HISTORY;
+		char when[32];
+		struct tm tm;
+
+		strftime(when, sizeof(when), "%F %T",
+			 localtime_r(&h->e[k].when, &tm));
+		fprintf(out, "  %s  %s\n", when, h->e[k].reason);
+	}
+}
+
+static void print_json(FILE *out, const struct sysfs_global *g,
+		       const bool *present, const struct sysfs_node *nodes,
+		       pid_t daemon, const struct history *h)
+{
+	const char *sep = "";
+	unsigned int i;
+	int n, k;
+
+	fprintf(out, "{\"flush_on_free\":\"%s\",\"pageblock_bytes\":%" PRIu64,
+		flush_policy_name(g->flush_on_free), g->pageblock_bytes);
+	if (daemon > 0)
+		fprintf(out, ",\"daemon_pid\":%ld", (long)daemon);
+	else
+		fprintf(out, ",\"daemon_pid\":null");
+	fprintf(out, ",\"nodes\":[");
+	for (n = 0; n < CONFIG_MAX_NODES; n++) {
+		if (!present[n])
+			continue;
+		fprintf(out, "%s{\"node\":%d", sep, n);
+		for (k = 0; k < KNOB_COUNT; k++)
+			fprintf(out, ",\"%s\":%" PRIu64, sysfs_knob_names[k],
+				nodes[n].knob[k]);
+		fprintf(out, ",\"stats\":");
+		json_stats(out, nodes[n].stat);
+		fputc('}', out);
+		sep = ",";
+	}
+	fprintf(out, "],\"total\":");
+	json_stats(out, g->stat);
+	fprintf(out, ",\"decisions\":[");
+	for (i = 0; i < h->count; i++) {
+		unsigned int j = (h->head + RUNTIME_HISTORY - h->count + i) %
+				 RUNTIME_HISTORY;
+
+		fprintf(out, "%s{\"time\":%lld,\"reason\":", i ? "," : "",
+			(long long)h->e[j].when);
+		json_string(out, h->e[j].reason);
+		fputc('}', out);
+	}
+	fprintf(out, "]}\n");
+}
+
+static int lacks_feature(int r, const char *sysfs, char *err, size_t len)
+{
+	snprintf(err, len,
+		 "%s: no unmapped pools (%s): this kernel lacks the secmem pool control",
+		 sysfs, strerror(-r));
+	return -ENOENT;
+}
+
+int ctl_status(FILE *out, const char *sysfs, const char *rundir, bool json,
+	       char *err, size_t len)
+{
+	struct sysfs_node nodes[CONFIG_MAX_NODES];
+	bool present[CONFIG_MAX_NODES];
+	struct sysfs_global g;
+	struct history h;
+	int n, ignored, r;
+	pid_t daemon;
+
+	r = sysfs_nodes(sysfs, present, &ignored);
+	if (r == -ENOENT)
+		return lacks_feature(r, sysfs, err, len);
+	if (!r)
+		r = sysfs_read_global(sysfs, &g);
+	if (r) {
+		snprintf(err, len, "%s: reading the pool state: %s", sysfs,
+			 strerror(-r));
+		return r;
+	}
+	for (n = 0; n < CONFIG_MAX_NODES; n++) {
+		if (!present[n])
+			continue;
+		r = sysfs_read_node(sysfs, n, &nodes[n]);
+		if (r) {
+			snprintf(err, len, "node %d: reading the pool state: %s",
+				 n, strerror(-r));
+			return r;
+		}
+	}
+	daemon = runtime_daemon_pid(rundir);
+	if (runtime_read_history(rundir, &h))
+		memset(&h, 0, sizeof(h));
+	if (json)
+		print_json(out, &g, present, nodes, daemon, &h);
+	else
+		print_table(out, &g, present, nodes, daemon, &h);
+	return ferror(out) ? -EIO : 0;
+}
+
+static int set_knob(const char *sysfs, enum sysfs_knob k, uint64_t v, int n,
+		    char *err, size_t len)
+{
+	struct sysfs_node cur;
+	char a[SIZE_STR_MAX], b[SIZE_STR_MAX];
+	int r;
+
+	r = sysfs_read_node(sysfs, n, &cur);
+	if (r) {
+		snprintf(err, len, "node %d: %s", n, strerror(-r));
+		return r;
+	}
+	/* The kernel refuses these too, but only with a bare EINVAL. */
+	if (k == KNOB_WATERMARK_LOW && v > cur.knob[KNOB_WATERMARK_HIGH]) {
+		snprintf(err, len, "node %d: watermark_low %s above watermark_high %s",
+			 n, sz(v, a), sz(cur.knob[KNOB_WATERMARK_HIGH], b));
+		return -EINVAL;
+	}
+	if (k == KNOB_WATERMARK_HIGH && v < cur.knob[KNOB_WATERMARK_LOW]) {
+		snprintf(err, len, "node %d: watermark_high %s below watermark_low %s",
+			 n, sz(v, a), sz(cur.knob[KNOB_WATERMARK_LOW], b));
+		return -EINVAL;
+	}
+	r = sysfs_write_knob(sysfs, n, k, v);
+	if (r)
+		snprintf(err, len, "node %d: writing %s = %s: %s", n,
+			 sysfs_knob_names[k], sz(v, a), strerror(-r));
+	return r;
+}
+
+static int set_flush(const char *sysfs, const char *value, int node,
+		     char *err, size_t len)
+{
+	enum flush_policy f;
+	int r;
+
+	if (node >= 0) {
+		snprintf(err, len, "flush_on_free is global: no --node");
+		return -EINVAL;
+	}
+	if (flush_policy_parse(value, &f)) {
+		snprintf(err, len,
+			 "flush_on_free: '%s' is not one of: immediate, deferred",
+			 value);
+		return -EINVAL;
+	}
+	r = sysfs_write_flush(sysfs, f);
+	if (r)
+		snprintf(err, len, "writing flush_on_free: %s", strerror(-r));
+	return r;
+}
+
+int ctl_set(const char *sysfs, const char *rundir, const char *key,
+	    const char *value, int node, char *err, size_t len)
+{
+	bool present[CONFIG_MAX_NODES];
+	int k, n, ignored, r;
+	uint64_t v;
+	pid_t daemon;
+
+	r = sysfs_nodes(sysfs, present, &ignored);
+	if (r == -ENOENT)
+		return lacks_feature(r, sysfs, err, len);
+	if (r) {
+		snprintf(err, len, "%s: %s", sysfs, strerror(-r));
+		return r;
+	}
+	if (!strcmp(key, "flush_on_free")) {
+		r = set_flush(sysfs, value, node, err, len);
+		goto notify;
+	}
+	for (k = 0; k < KNOB_COUNT; k++)
+		if (!strcmp(key, sysfs_knob_names[k]))
+			break;
+	if (k == KNOB_COUNT) {
+		snprintf(err, len,
+			 "unknown key '%s' (pool_target, watermark_low, watermark_high, flush_on_free)",
+			 key);
+		return -EINVAL;
+	}
+	r = parse_size(value, &v);
+	if (r || v > CONFIG_SIZE_MAX) {
+		snprintf(err, len, "%s: '%s' is not a size in [0, 1T] (e.g. 512K, 64M, 1G)",
+			 key, value);
+		return -EINVAL;
+	}
+	if (node >= 0 && (node >= CONFIG_MAX_NODES || !present[node])) {
+		snprintf(err, len, "node %d has no unmapped pool", node);
+		return -ENODEV;
+	}
+	for (n = 0; n < CONFIG_MAX_NODES && !r; n++)
+		if (present[n] && (node < 0 || n == node))
+			r = set_knob(sysfs, (enum sysfs_knob)k, v, n, err, len);
+notify:
+	if (r)
+		return r;
+	/* The daemon re-reads sysfs, so that its decisions start from here. */
+	daemon = runtime_daemon_pid(rundir);
+	if (daemon > 0 && kill(daemon, SIGUSR1) < 0) {
+		r = -errno;
+		snprintf(err, len, "written, but secmemd (pid %ld) not told: %s",
+			 (long)daemon, strerror(-r));
+	}
+	return r;
+}

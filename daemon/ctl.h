@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * secmemctl's commands, apart from its argument parsing so that the tests
+ * can run them against a fake sysfs tree and read what they print.
+ */
+#ifndef SECMEM_CTL_H
+#define SECMEM_CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/*
+ * Print the pools under @sysfs and the daemon's last decisions from
+ * @rundir, as a table or as one JSON object.  Returns 0, -ENOENT when the
+ * kernel lacks the feature, or another -errno (message in @err).
+ */
+int ctl_status(FILE *out, const char *sysfs, const char *rundir, bool json,
+	       char *err, size_t len);
+
+/*
+ * Check and write one setting: a per-node size (pool_target,
+ * watermark_low, watermark_high) on @node or, with @node < 0, on every
+ * node; or flush_on_free (no node).  Then ask a running daemon to take
+ * the change into account.  Returns 0 or -errno (message in @err).
+ */
+int ctl_set(const char *sysfs, const char *rundir, const char *key,
+	    const char *value, int node, char *err, size_t len);
+
+#endif /* SECMEM_CTL_H */

@@ -1,0 +1,172 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# secmemd as a process against a fake sysfs tree: start, apply, second
+# instance, reload (good and bad), pressure from a fake PSI file, SIGKILL
+# and restart, SIGTERM with on_exit=restore.  No kernel feature needed:
+# --no-kernel-events, so the netlink part is left to the guest tests.
+#
+# Usage: daemon-test.sh SECMEMD SECMEMCTL > result.tap
+set -u
+
+secmemd=$1
+secmemctl=$2
+tmp=$(mktemp -d /tmp/secmemd-test.XXXXXX)
+sys=$tmp/sys
+run=$tmp/run
+conf=$tmp/secmem.conf
+psi=$tmp/psi
+log=$tmp/log
+pid=
+n=0
+failed=0
+
+cleanup() {
+	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+	n=$((n + 1)); failed=$((failed + 1))
+	echo "not ok $n - $1"
+	sed 's/^/# /' "$log" 2>/dev/null | tail -20
+}
+check() { # check NAME COMMAND...
+	local name=$1
+	shift
+	if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+
+fake_tree() {
+	local d n
+	rm -rf "$sys"
+	mkdir -p "$sys/kernel/mm/unmapped/stats"
+	echo "[immediate] deferred" >"$sys/kernel/mm/unmapped/flush_on_free"
+	echo 2097152 >"$sys/kernel/mm/unmapped/pageblock_bytes"
+	for n in 0 1; do
+		d=$sys/devices/system/node/node$n/unmapped
+		mkdir -p "$d/stats"
+		for k in pool_target watermark_low watermark_high; do
+			echo 0 >"$d/$k"
+		done
+	done
+	for d in "$sys/kernel/mm/unmapped" "$sys"/devices/system/node/node*/unmapped; do
+		for s in unmapped_bytes free_bytes alloc_pool alloc_convert \
+			alloc_fail conversions restorations tlb_flush_convert \
+			tlb_flush_mermap released_bytes; do
+			echo 0 >"$d/stats/$s"
+		done
+	done
+}
+
+knob() { cat "$sys/devices/system/node/node$1/unmapped/$2"; }
+
+# wait_for NODE KNOB VALUE: up to 5 s
+wait_for() {
+	local _
+	for _ in $(seq 50); do
+		[ "$(knob "$1" "$2")" = "$3" ] && return 0
+		sleep 0.1
+	done
+	echo "# node$1 $2 = $(knob "$1" "$2"), expected $3"
+	return 1
+}
+
+write_conf() {
+	cat >"$conf" <<EOC
+[global]
+pool_target = $1
+pool_min = 4M
+pool_max = 256M
+watermark_low = 8M
+watermark_high = 64M
+decay_interval = 1s
+on_exit = $2
+log_level = debug
+[node1]
+pool_target = 48M
+EOC
+}
+
+start() {
+	"$secmemd" -c "$conf" --sysfs-root "$sys" --runtime-dir "$run" \
+		--psi-file "$psi" --no-kernel-events 2>>"$log" &
+	pid=$!
+}
+
+echo "TAP version 13"
+fake_tree
+echo "some avg10=0.00 avg60=0.00 avg300=0.00 total=0" >"$psi"
+write_conf 32M keep
+
+"$secmemd" -t -c "$conf" >"$log" 2>&1
+check "secmemd -t accepts a good configuration" [ $? = 0 ]
+
+printf '[global]\npool_target = 32M\npool_max = 16M\n' >"$tmp/bad.conf"
+"$secmemd" -t -c "$tmp/bad.conf" >"$log" 2>&1
+rc=$?
+check "bad configuration: exit status 2" [ $rc = 2 ]
+check "bad configuration: message names file, line and key" \
+	grep -q "bad.conf:3: pool_max: pool_target 32M is above pool_max 16M" "$log"
+
+"$secmemd" -c "$conf" --sysfs-root "$tmp/nothing" --runtime-dir "$run" >"$log" 2>&1
+check "no sysfs interface: exit status 3" [ $? = 3 ]
+
+"$secmemd" -c "$conf" --sysfs-root "$sys" --runtime-dir "$run" >"$log" 2>&1
+rc=$?
+check "no netlink family on this kernel: exit status 3" [ $rc = 3 ]
+check "no netlink family: clear message" grep -q 'lacks the pool events' "$log"
+
+: >"$log"
+start
+check "start: node0 filled to pool_target" wait_for 0 pool_target 33554432
+check "start: node1 from [node1]" wait_for 1 pool_target 50331648
+check "start: watermarks" [ "$(knob 0 watermark_low)" = 8388608 -a "$(knob 0 watermark_high)" = 67108864 ]
+check "start: decision logged with its reason" grep -q "node 0: start: configured: pool_target 0 -> 32M" "$log"
+
+"$secmemd" -c "$conf" --sysfs-root "$sys" --runtime-dir "$run" --no-kernel-events >"$tmp/second" 2>&1
+rc=$?
+check "second instance refused: exit status 4" [ $rc = 4 ]
+check "second instance names the first" grep -q "another secmemd is running (pid $pid" "$tmp/second"
+
+"$secmemctl" --sysfs-root "$sys" --runtime-dir "$run" status --json >"$tmp/json"
+check "secmemctl status --json: the daemon's pid and decisions" \
+	grep -q "\"daemon_pid\":$pid,.*\"reason\":\"node 0: start: configured" "$tmp/json"
+
+printf '[global]\npool_target = banana\n' >"$conf"
+kill -HUP "$pid"
+sleep 0.5
+check "bad reload: still running" kill -0 "$pid"
+check "bad reload: error with line and key" grep -q "secmem.conf:2: pool_target: 'banana' is not a size" "$log"
+check "bad reload: old configuration kept" grep -q "keeping the running configuration" "$log"
+check "bad reload: pools unchanged" [ "$(knob 0 pool_target)" = 33554432 ]
+
+write_conf 40M restore
+kill -HUP "$pid"
+check "good reload: new target applied" wait_for 0 pool_target 41943040
+
+echo "some avg10=50.00 avg60=0.00 avg300=0.00 total=0" >"$psi"
+# 4M + (40M - 4M) / 2 = 22M at the next calm tick (1 s)
+check "pressure at the tick: shrink toward pool_min" wait_for 0 pool_target 23068672
+echo "some avg10=0.00 avg60=0.00 avg300=0.00 total=0" >"$psi"
+
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+: >"$log"
+start
+sleep 1
+check "restart after SIGKILL: running" kill -0 "$pid"
+check "restart after SIGKILL: carries on from sysfs" \
+	grep -q "start: configured: pool_target 22M -> 40M" "$log"
+
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+pid=
+check "SIGTERM: exit status 0" [ $rc = 0 ]
+check "SIGTERM with on_exit=restore: pools emptied" [ "$(knob 0 pool_target)" = 0 -a "$(knob 1 watermark_high)" = 0 ]
+
+echo "1..$n"
+[ "$failed" = 0 ]

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * sysfs.c, runtime.c and secmemctl against a fake sysfs tree.
+ */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "fake_sysfs.h"
+#include "runtime.h"
+#include "sysfs.h"
+
+#define N0 "devices/system/node/node0/unmapped/"
+#define N1 "devices/system/node/node1/unmapped/"
+
+static char root[PATH_MAX];
+static char rundir[PATH_MAX + 8];
+static char err[512];
+
+static void setup(void)
+{
+	fake_sysfs_create(root, 2);
+	snprintf(rundir, sizeof(rundir), "%s/run", root);
+}
+
+static void teardown(void)
+{
+	fake_sysfs_destroy(root);
+}
+
+/*
+ * The write order: a knob replaced by a directory refuses writes, which
+ * shows which knobs were written before it.
+ */
+static void block_knob(const char *rel)
+{
+	char path[PATH_MAX + 128];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+}
+
+START_TEST(nodes_and_missing_feature)
+{
+	bool present[CONFIG_MAX_NODES];
+	int ignored;
+
+	ck_assert_int_eq(sysfs_nodes(root, present, &ignored), 0);
+	ck_assert(present[0] && present[1]);
+	/* node2 exists but has no unmapped/: not a pool node. */
+	ck_assert(!present[2]);
+	ck_assert_int_eq(ignored, 0);
+	ck_assert_int_eq(sysfs_nodes("/nonexistent", present, &ignored),
+			 -ENOENT);
+}
+END_TEST
+
+START_TEST(read_values)
+{
+	struct sysfs_global g;
+	struct sysfs_node n;
+
+	fake_write(root, N1 "pool_target", "67108864\n");
+	ck_assert_int_eq(sysfs_read_node(root, 1, &n), 0);
+	ck_assert_uint_eq(n.knob[KNOB_POOL_TARGET], 64 << 20);
+	ck_assert_uint_eq(n.stat[STAT_ALLOC_CONVERT], 1003);
+	ck_assert_int_eq(sysfs_read_global(root, &g), 0);
+	ck_assert_int_eq(g.flush_on_free, FLUSH_IMMEDIATE);
+	ck_assert_uint_eq(g.pageblock_bytes, 2 << 20);
+	fake_write(root, "kernel/mm/unmapped/flush_on_free", "deferred\n");
+	ck_assert_int_eq(sysfs_read_global(root, &g), 0);
+	ck_assert_int_eq(g.flush_on_free, FLUSH_DEFERRED);
+	fake_write(root, "kernel/mm/unmapped/flush_on_free", "[lazy] x\n");
+	ck_assert_int_eq(sysfs_read_global(root, &g), -EPROTO);
+	/* A value with a unit is not what the ABI reads back. */
+	fake_write(root, N0 "watermark_low", "8M\n");
+	ck_assert_int_eq(sysfs_read_node(root, 0, &n), -EPROTO);
+	fake_write(root, N0 "watermark_low", "0\n");
+	block_knob(N0 "stats/alloc_fail");
+	ck_assert_int_eq(sysfs_read_node(root, 0, &n), -EISDIR);
+}
+END_TEST
+
+START_TEST(write_values)
+{
+	char buf[64];
+
+	fake_write(root, N0 "pool_target", "123456789\n");
+	ck_assert_int_eq(sysfs_write_knob(root, 0, KNOB_POOL_TARGET, 4096), 0);
+	ck_assert_str_eq(fake_read(root, N0 "pool_target", buf, sizeof(buf)),
+			 "4096");
+	ck_assert_int_eq(sysfs_write_flush(root, FLUSH_DEFERRED), 0);
+	ck_assert_str_eq(fake_read(root, "kernel/mm/unmapped/flush_on_free",
+				   buf, sizeof(buf)),
+			 "deferred");
+	/* Never creates a file the kernel does not have. */
+	ck_assert_int_eq(sysfs_write_knob(root, 5, KNOB_POOL_TARGET, 1), -ENOENT);
+}
+END_TEST
+
+START_TEST(set_node_grows_high_first)
+{
+	uint64_t cur[KNOB_COUNT] = { 0, 0, 0 };
+	const uint64_t want[KNOB_COUNT] = { 32, 8, 64 };
+	enum sysfs_knob failed;
+	char buf[32];
+
+	block_knob(N0 "watermark_low");
+	ck_assert_int_eq(sysfs_set_node(root, 0, cur, want, &failed), -EISDIR);
+	ck_assert_int_eq(failed, KNOB_WATERMARK_LOW);
+	ck_assert_str_eq(fake_read(root, N0 "watermark_high", buf, sizeof(buf)), "64");
+	ck_assert_str_eq(fake_read(root, N0 "pool_target", buf, sizeof(buf)), "32");
+	ck_assert_uint_eq(cur[KNOB_POOL_TARGET], 32);
+	ck_assert_uint_eq(cur[KNOB_WATERMARK_LOW], 0);
+}
+END_TEST
+
+START_TEST(set_node_shrinks_low_first)
+{
+	uint64_t cur[KNOB_COUNT] = { 32, 8, 64 };
+	const uint64_t want[KNOB_COUNT] = { 4, 2, 8 };
+	enum sysfs_knob failed;
+	char buf[32];
+
+	block_knob(N0 "watermark_high");
+	ck_assert_int_eq(sysfs_set_node(root, 0, cur, want, &failed), -EISDIR);
+	ck_assert_int_eq(failed, KNOB_WATERMARK_HIGH);
+	ck_assert_str_eq(fake_read(root, N0 "watermark_low", buf, sizeof(buf)), "2");
+	ck_assert_str_eq(fake_read(root, N0 "pool_target", buf, sizeof(buf)), "4");
+}
+END_TEST
+
+START_TEST(set_node_skips_unchanged)
+{
+	uint64_t cur[KNOB_COUNT] = { 32, 8, 64 };
+	const uint64_t want[KNOB_COUNT] = { 48, 8, 64 };
+	enum sysfs_knob failed;
+
+	block_knob(N0 "watermark_low");
+	block_knob(N0 "watermark_high");
+	ck_assert_int_eq(sysfs_set_node(root, 0, cur, want, &failed), 0);
+	ck_assert_uint_eq(cur[KNOB_POOL_TARGET], 48);
+}
+END_TEST
+
+START_TEST(status_json_exact)
+{
+	struct history h = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_int_eq(mkdir(rundir, 0755), 0);
+	history_add(&h, 1700000000, "node 0: a \"quoted\" reason");
+	ck_assert_int_eq(runtime_write_history(rundir, &h), 0);
+	fake_write(root, N0 "pool_target", "33554432\n");
+	ck_assert_int_eq(ctl_status(f, root, rundir, true, err, sizeof(err)), 0);
+	fclose(f);
+	ck_assert_str_eq(buf,
+		"{\"flush_on_free\":\"immediate\",\"pageblock_bytes\":2097152,"
+		"\"daemon_pid\":null,\"nodes\":["
+		"{\"node\":0,\"pool_target\":33554432,\"watermark_low\":0,\"watermark_high\":0,"
+		"\"stats\":{\"unmapped_bytes\":0,\"free_bytes\":1,\"alloc_pool\":2,"
+		"\"alloc_convert\":3,\"alloc_fail\":4,\"conversions\":5,\"restorations\":6,"
+		"\"tlb_flush_convert\":7,\"tlb_flush_mermap\":8,\"released_bytes\":9}},"
+		"{\"node\":1,\"pool_target\":0,\"watermark_low\":0,\"watermark_high\":0,"
+		"\"stats\":{\"unmapped_bytes\":1000,\"free_bytes\":1001,\"alloc_pool\":1002,"
+		"\"alloc_convert\":1003,\"alloc_fail\":1004,\"conversions\":1005,\"restorations\":1006,"
+		"\"tlb_flush_convert\":1007,\"tlb_flush_mermap\":1008,\"released_bytes\":1009}}],"
+		"\"total\":{\"unmapped_bytes\":0,\"free_bytes\":1,\"alloc_pool\":2,"
+		"\"alloc_convert\":3,\"alloc_fail\":4,\"conversions\":5,\"restorations\":6,"
+		"\"tlb_flush_convert\":7,\"tlb_flush_mermap\":8,\"released_bytes\":9},"
+		"\"decisions\":[{\"time\":1700000000,\"reason\":\"node 0: a \\\"quoted\\\" reason\"}]}\n");
+	free(buf);
+}
+END_TEST
+
+START_TEST(status_table)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	fake_write(root, N1 "pool_target", "33554432\n");
+	fake_write(root, N1 "watermark_high", "67108864\n");
+	ck_assert_int_eq(ctl_status(f, root, rundir, false, err, sizeof(err)), 0);
+	fclose(f);
+	ck_assert_msg(strstr(buf, "flush_on_free: immediate    pageblock: 2M    secmemd: not running\n"),
+		      "%s", buf);
+	ck_assert_msg(strstr(buf, "\n1            32M          0        64M       1001       1000         1002         1003     1004\n"),
+		      "%s", buf);
+	ck_assert_msg(!strstr(buf, "last decisions"), "%s", buf);
+	free(buf);
+}
+END_TEST
+
+START_TEST(status_without_feature)
+{
+	FILE *f = fopen("/dev/null", "w");
+
+	ck_assert_int_eq(ctl_status(f, "/nonexistent", rundir, false, err,
+				    sizeof(err)),
+			 -ENOENT);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(err, "this kernel lacks"));
+}
+END_TEST
+
+START_TEST(set_checks_then_writes)
+{
+	char buf[64];
+
+	ck_assert_int_eq(ctl_set(root, rundir, "pool_target", "64M", 1, err,
+				 sizeof(err)), 0);
+	ck_assert_str_eq(fake_read(root, N1 "pool_target", buf, sizeof(buf)),
+			 "67108864");
+	ck_assert_str_eq(fake_read(root, N0 "pool_target", buf, sizeof(buf)), "0");
+	/* Without a node: every node. */
+	ck_assert_int_eq(ctl_set(root, rundir, "watermark_high", "1G", -1, err,
+				 sizeof(err)), 0);
+	ck_assert_str_eq(fake_read(root, N0 "watermark_high", buf, sizeof(buf)),
+			 "1073741824");
+	ck_assert_str_eq(fake_read(root, N1 "watermark_high", buf, sizeof(buf)),
+			 "1073741824");
+	ck_assert_int_eq(ctl_set(root, rundir, "flush_on_free", "deferred", -1,
+				 err, sizeof(err)), 0);
+	ck_assert_str_eq(fake_read(root, "kernel/mm/unmapped/flush_on_free",
+				   buf, sizeof(buf)), "deferred");
+}
+END_TEST
+
+START_TEST(set_refusals_change_nothing)
+{
+	char buf[64];
+
+	ck_assert_int_eq(ctl_set(root, rundir, "pool_target", "64Q", 0, err,
+				 sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "pool_target: '64Q' is not a size in [0, 1T] (e.g. 512K, 64M, 1G)");
+	ck_assert_int_eq(ctl_set(root, rundir, "pool_target", "2T", 0, err,
+				 sizeof(err)), -EINVAL);
+	ck_assert_int_eq(ctl_set(root, rundir, "watermark_low", "1M", 0, err,
+				 sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "node 0: watermark_low 1M above watermark_high 0");
+	ck_assert_str_eq(fake_read(root, N0 "watermark_low", buf, sizeof(buf)), "0");
+	ck_assert_int_eq(ctl_set(root, rundir, "pool_size", "1M", 0, err,
+				 sizeof(err)), -EINVAL);
+	ck_assert_int_eq(ctl_set(root, rundir, "flush_on_free", "deferred", 0,
+				 err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(ctl_set(root, rundir, "flush_on_free", "later", -1,
+				 err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(ctl_set(root, rundir, "pool_target", "1M", 2, err,
+				 sizeof(err)), -ENODEV);
+	ck_assert_str_eq(err, "node 2 has no unmapped pool");
+	ck_assert_int_eq(ctl_set("/nonexistent", rundir, "pool_target", "1M",
+				 -1, err, sizeof(err)), -ENOENT);
+	ck_assert_str_eq(fake_read(root, N0 "pool_target", buf, sizeof(buf)), "0");
+	ck_assert_str_eq(fake_read(root, "kernel/mm/unmapped/flush_on_free",
+				   buf, sizeof(buf)), "[immediate] deferred");
+}
+END_TEST
+
+START_TEST(lock_keeps_second_instance_out)
+{
+	pid_t holder = 0;
+	int fd = runtime_lock(rundir, &holder);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(runtime_daemon_pid(rundir), getpid());
+	ck_assert_int_eq(runtime_lock(rundir, &holder), -EBUSY);
+	ck_assert_int_eq(holder, getpid());
+	close(fd);
+	/* The stale pid file does not count once the lock is gone. */
+	ck_assert_int_eq(runtime_daemon_pid(rundir), 0);
+	fd = runtime_lock(rundir, &holder);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+}
+END_TEST
+
+START_TEST(history_keeps_the_last)
+{
+	struct history h = { 0 }, back;
+	char reason[32];
+	int i;
+
+	for (i = 0; i < RUNTIME_HISTORY + 3; i++) {
+		snprintf(reason, sizeof(reason), "decision %d", i);
+		history_add(&h, i, reason);
+	}
+	ck_assert_int_eq(mkdir(rundir, 0755), 0);
+	ck_assert_int_eq(runtime_write_history(rundir, &h), 0);
+	ck_assert_int_eq(runtime_read_history(rundir, &back), 0);
+	ck_assert_uint_eq(back.count, RUNTIME_HISTORY);
+	ck_assert_str_eq(back.e[0].reason, "decision 3");
+	ck_assert_int_eq(back.e[0].when, 3);
+	ck_assert_str_eq(back.e[RUNTIME_HISTORY - 1].reason, "decision 18");
+}
+END_TEST
+
+/* The binary: exit statuses and messages (SECMEMCTL set by make). */
+START_TEST(secmemctl_binary)
+{
+	const char *bin = getenv("SECMEMCTL");
+	char out[8192], errout[1024];
+	char *st[] = { (char *)bin, "--sysfs-root", root, "--runtime-dir",
+		       rundir, "status", "--json", NULL };
+	char *set[] = { (char *)bin, "--sysfs-root", root, "set",
+			"pool_target", "12X", "--node", "0", NULL };
+	char *nofeat[] = { (char *)bin, "--sysfs-root", "/nonexistent",
+			   "status", NULL };
+	char *usage[] = { (char *)bin, "frobnicate", NULL };
+	char *badnode[] = { (char *)bin, "set", "pool_target", "1M", "--node",
+			    "x", NULL };
+
+	ck_assert_msg(bin, "SECMEMCTL is not set");
+	ck_assert_int_eq(run_capture(st, out, sizeof(out), errout, sizeof(errout)), 0);
+	ck_assert_msg(!strncmp(out, "{\"flush_on_free\":\"immediate\"", 28), "%s", out);
+	ck_assert_str_eq(errout, "");
+	ck_assert_int_eq(run_capture(set, out, sizeof(out), errout, sizeof(errout)), 1);
+	ck_assert_str_eq(errout, "secmemctl: pool_target: '12X' is not a size in [0, 1T] (e.g. 512K, 64M, 1G)\n");
+	ck_assert_int_eq(run_capture(nofeat, out, sizeof(out), errout, sizeof(errout)), 3);
+	ck_assert_int_eq(run_capture(usage, out, sizeof(out), errout, sizeof(errout)), 2);
+	ck_assert_int_eq(run_capture(badnode, out, sizeof(out), errout, sizeof(errout)), 2);
+}
+END_TEST
+
+Suite *test_suite(void)
+{
+	Suite *s = suite_create("daemon-ctl");
+	TCase *tc = tcase_create("ctl");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, nodes_and_missing_feature);
+	tcase_add_test(tc, read_values);
+	tcase_add_test(tc, write_values);
+	tcase_add_test(tc, set_node_grows_high_first);
+	tcase_add_test(tc, set_node_shrinks_low_first);
+	tcase_add_test(tc, set_node_skips_unchanged);
+	tcase_add_test(tc, status_json_exact);
+	tcase_add_test(tc, status_table);
+	tcase_add_test(tc, status_without_feature);
+	tcase_add_test(tc, set_checks_then_writes);
+	tcase_add_test(tc, set_refusals_change_nothing);
+	tcase_add_test(tc, lock_keeps_second_instance_out);
+	tcase_add_test(tc, history_keeps_the_last);
+	tcase_add_test(tc, secmemctl_binary);
+	suite_add_tcase(s, tc);
+	return s;
+}
