@@ -12,11 +12,13 @@ fail=0
 skip=0
 shopt -s nullglob
 for f in "$dir"/*.tap; do
+	name=${f##*/}
+	name=${name%.tap}
 	while IFS= read -r line; do
 		case "$line" in
 		"not ok "*)
 			fail=$((fail + 1))
-			echo "FAILED: $(basename "$f" .tap): ${line#not ok }"
+			echo "FAILED: $name: ${line#not ok }"
 			;;
 		"ok "*"# SKIP"* | "ok "*"# skip"*)
 			skip=$((skip + 1))

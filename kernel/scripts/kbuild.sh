@@ -3,7 +3,7 @@
 #
 # The secmem kernel pipeline: pinned Debian source -> git tree -> series
 # applied -> config merged from fragments -> bzImage, cached by a key of
-# (source version, series content, config fragments, this script).
+# (source version, series content, config fragments, build recipe).
 #
 #   kbuild.sh source                  extract the pinned source, apply the series
 #   kbuild.sh build FLAVOR VARIANT    FLAVOR: patched|stock, VARIANT: release|debug
@@ -28,6 +28,8 @@ patched=$build/src/patched   # git worktree: base + series (what we build)
 devtree=$build/linux         # git worktree for developers (make kernel-tree)
 # Bump when ensure_base() changes what it commits as "base".
 base_recipe=2
+# Bump when do_build() changes what a kernel build produces.
+build_recipe=1
 
 die() {
 	echo "kbuild: error: $*" >&2
@@ -153,16 +155,17 @@ fragments() {
 # Every option a fragment asks for must survive olddefconfig: a silently
 # dropped option (missing dependency) would make a test pass for nothing.
 verify_config() {
-	local config=$1 frag line sym bad=0
+	local config=$1 frag name line sym bad=0
 	shift
 	for frag in "$@"; do
+		name=${frag##*/}
 		while read -r line; do
 			case "$line" in
 			CONFIG_*=*)
 				if ! grep -qxF "$line" "$config"; then
 					sym=${line%%=*}
-					echo "kbuild: $(basename "$frag"): wanted $line, got:" \
-						"$(grep -E "^(# )?$sym[= ]" "$config" || echo "$sym absent")" >&2
+					echo "kbuild: $name: wanted $line, got:" \
+						"$(grep -E "^(# )?${sym}[= ]" "$config" || echo "$sym absent")" >&2
 					bad=1
 				fi
 				;;
@@ -170,7 +173,7 @@ verify_config() {
 				sym=${line#\# }
 				sym=${sym%% *}
 				if grep -q "^$sym=" "$config"; then
-					echo "kbuild: $(basename "$frag"): wanted $sym unset, got:" \
+					echo "kbuild: $name: wanted $sym unset, got:" \
 						"$(grep "^$sym=" "$config")" >&2
 					bad=1
 				fi
@@ -201,7 +204,8 @@ do_build() {
 	key=$({
 		echo "$LINUX_SOURCE_VERSION $flavor $variant"
 		[ "$flavor" = patched ] && series_hash
-		cat "${frags[@]}" "$0"
+		cat "${frags[@]}"
+		echo "recipe $build_recipe"
 	} | sha256sum | cut -c1-16)
 	if [ -f "$out/.secmem-key" ] && [ "$(cat "$out/.secmem-key")" = "$key" ] &&
 		[ -f "$out/arch/x86/boot/bzImage" ]; then

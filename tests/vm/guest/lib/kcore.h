@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Search the kernel's RAM, as /proc/kcore shows it, for a byte pattern.
+ *
+ * Used to show that memory taken out of the direct map (memfd_secret and
+ * the secmem series) cannot be found by a reader of kernel memory, and that
+ * the same bytes in ordinary memory can.
+ */
+#ifndef SECMEM_TEST_KCORE_H
+#define SECMEM_TEST_KCORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KCORE_MAX_SEGS	64
+
+/* One PT_LOAD program header of /proc/kcore that covers physical RAM. */
+struct kcore_seg {
+	uint64_t vaddr;		/* direct-map address of the first byte */
+	uint64_t paddr;		/* physical address of the first byte */
+	uint64_t offset;	/* file offset in /proc/kcore */
+	uint64_t size;
+};
+
+struct kcore {
+	int fd;
+	unsigned int nr_segs;
+	struct kcore_seg segs[KCORE_MAX_SEGS];
+};
+
+/*
+ * Open /proc/kcore and collect its RAM segments. Returns 0, or a negative
+ * errno (-ENOENT without CONFIG_PROC_KCORE, -EPERM without CAP_SYS_RAWIO,
+ * -EINVAL if the file is not the ELF64 image this code expects).
+ */
+int kcore_open(struct kcore *kc);
+void kcore_close(struct kcore *kc);
+
+/* Total bytes of RAM the segments cover. */
+uint64_t kcore_ram_bytes(const struct kcore *kc);
+
+/*
+ * Search every RAM segment for the @len bytes at @needle (1 <= len <= 4096).
+ * Returns 1 and stores the physical address of the first match in @paddr,
+ * 0 if the pattern is nowhere in RAM, or a negative errno.
+ *
+ * @needle is read one byte at a time through a volatile pointer so that the
+ * compiler never loads the whole pattern into a vector register: a task's
+ * register state is saved into ordinary kernel memory on a context switch,
+ * where the scan would then find it.
+ */
+int kcore_find(const struct kcore *kc, const volatile unsigned char *needle,
+	       size_t len, uint64_t *paddr);
+
+#endif /* SECMEM_TEST_KCORE_H */

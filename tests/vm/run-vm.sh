@@ -1,0 +1,184 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot a secmem guest kernel with the test initramfs under QEMU.
+#
+#   run-vm.sh --kernel BZIMAGE --initrd CPIO --mode check|demo|shell
+#             [--filter GLOB[,GLOB...]] [--log FILE] [--results FILE.tap]
+#             [--append "extra kernel command line"]
+#
+# The serial console goes to stdout and to the log. check and demo then
+# judge the log with check-log.py and exit with its status (0: pass,
+# 1: fail); shell is interactive and judges nothing. Usage errors exit 2.
+#
+# Environment (defaults in brackets):
+#   QEMU            QEMU binary [qemu-system-x86_64]
+#   QEMU_ACCEL      accelerator [tcg], e.g. kvm
+#   QEMU_CPU        CPU model [max]
+#   VM_CPUS         vCPUs [2]
+#   VM_MEM          memory, QEMU syntax (512M, 1G; a bare number is MiB) [1G]
+#   VM_NUMA         NUMA nodes [1]; more splits memory and vCPUs evenly
+#   VM_TIMEOUT      seconds before qemu is killed, check and demo only [900]
+#   VM_TEST_TIMEOUT seconds each guest program may run [300]
+#   BUILD           build directory, for the default log [<repo>/build]
+set -eu
+set -o pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+
+die() {
+	echo "run-vm: error: $*" >&2
+	exit 2
+}
+
+usage() {
+	sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//'
+	echo "See tests/vm/README.md for the environment variables."
+}
+
+kernel=
+initrd=
+mode=
+filter=
+log=
+results=
+append=
+
+while [ $# -gt 0 ]; do
+	opt=$1
+	case $opt in
+	-h | --help)
+		usage
+		exit 0
+		;;
+	--kernel | --initrd | --mode | --filter | --log | --results | --append)
+		[ $# -ge 2 ] || die "$opt needs an argument"
+		val=$2
+		shift 2
+		;;
+	--*=*)
+		val=${opt#*=}
+		opt=${opt%%=*}
+		shift
+		;;
+	*) die "unknown argument '$opt' (try --help)" ;;
+	esac
+	case $opt in
+	--kernel) kernel=$val ;;
+	--initrd) initrd=$val ;;
+	--mode) mode=$val ;;
+	--filter) filter=$val ;;
+	--log) log=$val ;;
+	--results) results=$val ;;
+	--append) append=$val ;;
+	*) die "unknown option '$opt' (try --help)" ;;
+	esac
+done
+
+[ -n "$kernel" ] || die "--kernel BZIMAGE is required"
+[ -n "$initrd" ] || die "--initrd CPIO is required"
+[ -f "$kernel" ] || die "kernel $kernel does not exist (build it first)"
+[ -f "$initrd" ] || die "initramfs $initrd does not exist (tests/vm/mkinitramfs.sh builds it)"
+case $mode in
+check | demo | shell) ;;
+'') die "--mode check|demo|shell is required" ;;
+*) die "unknown mode '$mode' (check, demo or shell)" ;;
+esac
+case $filter in
+*[[:space:]]*) die "--filter '$filter' contains white space; separate globs with commas" ;;
+esac
+
+qemu_bin=${QEMU:-qemu-system-x86_64}
+accel=${QEMU_ACCEL:-tcg}
+cpu=${QEMU_CPU:-max}
+cpus=${VM_CPUS:-2}
+mem=${VM_MEM:-1G}
+numa=${VM_NUMA:-1}
+timeout_s=${VM_TIMEOUT:-900}
+test_timeout=${VM_TEST_TIMEOUT:-}
+
+is_number() {
+	case $1 in
+	'' | *[!0-9]*) return 1 ;;
+	esac
+	[ "$1" -gt 0 ]
+}
+
+is_number "$cpus" || die "VM_CPUS=$cpus is not a positive number"
+is_number "$numa" || die "VM_NUMA=$numa is not a positive number"
+is_number "$timeout_s" || die "VM_TIMEOUT=$timeout_s is not a positive number of seconds"
+[ -z "$test_timeout" ] || is_number "$test_timeout" ||
+	die "VM_TEST_TIMEOUT=$test_timeout is not a positive number of seconds"
+case $mem in
+*[gG]) mem_mib=$((${mem%?} * 1024)) ;;
+*[mM]) mem_mib=${mem%?} ;;
+*) mem_mib=$mem ;;
+esac
+is_number "$mem_mib" || die "VM_MEM=$mem is not a size like 512M or 1G"
+[ "$numa" -le "$mem_mib" ] || die "VM_NUMA=$numa nodes cannot share $mem_mib MiB"
+command -v "$qemu_bin" >/dev/null || die "$qemu_bin not found: apt-get install qemu-system-x86"
+
+cmdline="console=ttyS0 printk.time=1 panic=-1 oops=panic panic_on_warn=1 secmem.mode=$mode"
+# KUnit suites run at boot in every mode; only check judges them.
+[ "$mode" = check ] && cmdline="$cmdline kunit.enable=1"
+[ -n "$filter" ] && cmdline="$cmdline secmem.filter=$filter"
+[ -n "$test_timeout" ] && cmdline="$cmdline secmem.timeout=$test_timeout"
+[ -n "$append" ] && cmdline="$cmdline $append"
+
+# NUMA: one socket per vCPU, so that no cache is shared across nodes (the
+# kernel warns when an LLC spans two nodes); node k gets an equal share of
+# memory (the last one the rest) and the k-th contiguous block of vCPUs;
+# with fewer vCPUs than nodes some nodes are memory-only.
+smp=$cpus
+[ "$numa" -gt 1 ] && smp="$cpus,sockets=$cpus,cores=1,threads=1"
+
+qemu=("$qemu_bin" -nodefaults -nographic -no-reboot
+	-accel "$accel" -cpu "$cpu" -smp "$smp" -m "${mem_mib}M"
+	-serial mon:stdio
+	-kernel "$kernel" -initrd "$initrd" -append "$cmdline")
+
+if [ "$numa" -gt 1 ]; then
+	for ((k = 0; k < numa; k++)); do
+		size=$((mem_mib / numa))
+		[ "$k" = $((numa - 1)) ] && size=$((mem_mib - size * (numa - 1)))
+		first=$((k * cpus / numa))
+		last=$(((k + 1) * cpus / numa - 1))
+		node="node,nodeid=$k,memdev=mem$k"
+		[ "$last" -ge "$first" ] && node="$node,cpus=$first-$last"
+		qemu+=(-object "memory-backend-ram,id=mem$k,size=${size}M" -numa "$node")
+	done
+fi
+
+[ -n "$log" ] || log=${BUILD:-$top/build}/logs/vm-$mode.log
+mkdir -p "$(dirname "$log")"
+{
+	echo "secmem-vm: $(date -u +%Y-%m-%dT%H:%M:%SZ) mode $mode, $cpus vCPU(s), ${mem_mib} MiB, $numa NUMA node(s), accel $accel"
+	echo "secmem-vm: ${qemu[*]@Q}"
+} | tee "$log"
+
+start=$SECONDS
+if [ "$mode" = shell ]; then
+	echo "secmem-vm: interactive shell; exit it (or press Ctrl-A X) to stop the VM"
+	"${qemu[@]}" 2>&1 | tee -a "$log"
+	exit 0
+fi
+
+# --foreground keeps qemu in our process group, so Ctrl-C stops it too.
+set +e
+timeout --foreground --kill-after=10 "$timeout_s" "${qemu[@]}" </dev/null 2>&1 | tee -a "$log"
+status=${PIPESTATUS[0]}
+set -e
+elapsed=$((SECONDS - start))
+
+if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+	echo "secmem-vm: timeout: the guest did not power off within ${timeout_s} s, qemu killed" |
+		tee -a "$log"
+elif [ "$status" != 0 ]; then
+	echo "secmem-vm: qemu exited with status $status" | tee -a "$log"
+fi
+echo "secmem-vm: qemu ran for $elapsed s, log in $log" | tee -a "$log"
+
+check=("$here/check-log.py" --mode "$mode" "$log")
+[ -n "$results" ] && check+=(--results "$results")
+exec "${check[@]}"
