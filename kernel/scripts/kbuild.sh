@@ -26,6 +26,7 @@ jobs=${JOBS:-$(nproc)}
 src=$build/src/base          # pristine source, git repo, tag "base" (stock)
 patched=$build/src/patched   # git worktree: base + series (what we build)
 devtree=$build/linux         # git worktree for developers (make kernel-tree)
+scratch=$build/src/apply     # git worktree where the series is applied
 # Bump when ensure_base() changes what it commits as "base".
 base_recipe=2
 # Bump when do_build() changes what a kernel build produces.
@@ -84,7 +85,7 @@ ensure_base() {
 		die "$devtree was made from an older base; 'make kernel-export' what you need, remove it, retry"
 	ensure_package
 	info "extracting $LINUX_SOURCE_TARBALL ($LINUX_SOURCE_VERSION) into $src"
-	rm -rf "$src" "$src.tmp" "$patched"
+	rm -rf "$src" "$src.tmp" "$patched" "$scratch"
 	mkdir -p "$src.tmp"
 	tar -xJf "$LINUX_SOURCE_TARBALL" -C "$src.tmp" --strip-components=1
 	(
@@ -128,19 +129,28 @@ apply_series() {
 }
 
 ensure_patched() {
-	local want have n
+	local want have n commit
 	ensure_base
 	want=$(series_hash)
-	if [ ! -d "$patched" ]; then
-		git -C "$src" worktree add -q --detach "$patched" base
-	fi
 	have=$(cat "$patched/.secmem-series" 2>/dev/null || true)
-	[ "$have" = "$want" ] && return 0
-	info "applying kernel/patches/series to $patched"
-	n=$(apply_series "$patched")
+	[ -d "$patched" ] && [ "$have" = "$want" ] && return 0
+
+	# Apply the series in a scratch worktree, then move the build tree to
+	# the result with one checkout: git rewrites only the files that
+	# differ, so a changed patch rebuilds what it touches, not every file
+	# that includes a header some earlier patch changed.
+	info "applying kernel/patches/series"
+	[ -d "$scratch" ] || git -C "$src" worktree add -q --detach "$scratch" base
+	n=$(apply_series "$scratch")
+	commit=$(git -C "$scratch" rev-parse HEAD)
+	if [ ! -d "$patched" ]; then
+		git -C "$src" worktree add -q --detach "$patched" "$commit"
+	else
+		git -C "$patched" checkout -q -f --detach "$commit"
+	fi
+	# Untracked, so git leaves it alone.
 	echo "$want" >"$patched/.secmem-series"
-	# Keep the stamp out of git's view so "git clean" above owns it.
-	info "applied $n patch(es)"
+	info "applied $n patch(es) to $patched"
 }
 
 fragments() {
@@ -216,7 +226,10 @@ do_build() {
 	info "building kernel $flavor-$variant in $out (key $key)"
 	mkdir -p "$out"
 	rm -f "$out/.secmem-key"
-	command -v ccache >/dev/null && cc="ccache gcc"
+	# Paths below $build hash as relative ones, so that another clone
+	# (CI, a second checkout) hits the same cache entries.
+	command -v ccache >/dev/null && cc="ccache gcc" &&
+		export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$build}
 	make -s -C "$tree" O="$out" CC="$cc" tinyconfig >/dev/null
 	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" >/dev/null
 	make -s -C "$tree" O="$out" CC="$cc" olddefconfig
@@ -275,13 +288,18 @@ do_checkpatch() {
 	[ "$bad" = 0 ] || die "checkpatch --strict found problems (above)"
 }
 
-cmd=${1:-}
-case "$cmd" in
-source) ensure_patched ;;
-build) [ $# = 3 ] || die "usage: $0 build patched|stock release|debug"; do_build "$2" "$3" ;;
-path) [ $# = 3 ] || die "usage: $0 path FLAVOR VARIANT"; outdir "$2" "$3" ;;
-tree) do_tree ;;
-export) do_export ;;
-checkpatch) do_checkpatch ;;
-*) die "usage: $0 source|build|path|tree|export|checkpatch" ;;
-esac
+main() {
+	case "${1:-}" in
+	source) ensure_patched ;;
+	build) [ $# = 3 ] || die "usage: $0 build patched|stock release|debug"; do_build "$2" "$3" ;;
+	path) [ $# = 3 ] || die "usage: $0 path FLAVOR VARIANT"; outdir "$2" "$3" ;;
+	tree) do_tree ;;
+	export) do_export ;;
+	checkpatch) do_checkpatch ;;
+	*) die "usage: $0 source|build|path|tree|export|checkpatch" ;;
+	esac
+}
+
+# One line, parsed whole before it runs: editing this file while a build
+# is running cannot make bash read on into the new text.
+main "$@"; exit
