@@ -75,7 +75,6 @@ guest:
 	@$(KBUILD) source
 	@$(MAKE) -s -C tests/vm guest BUILD=$(BUILD) KSRC=$(BUILD)/src/patched \
 		KHDR=$(call kernel_dir,patched,$(KVARIANT))/usr/include
-	@$(MAKE) -s -C libsecmem guest BUILD=$(BUILD)
 	@$(MAKE) -s -C daemon guest BUILD=$(BUILD)
 
 initramfs: guest
