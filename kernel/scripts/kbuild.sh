@@ -57,13 +57,18 @@ series_hash() {
 	} | sha256sum | cut -c1-16
 }
 
+apt_install_pinned() {
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		--allow-downgrades "$LINUX_SOURCE_PACKAGE=$LINUX_SOURCE_VERSION" >&2
+}
+
 ensure_package() {
 	local have
 	have=$(dpkg-query -W -f='${Version}' "$LINUX_SOURCE_PACKAGE" 2>/dev/null || true)
 	[ "$have" = "$LINUX_SOURCE_VERSION" ] && return 0
 	info "installing $LINUX_SOURCE_PACKAGE=$LINUX_SOURCE_VERSION (have: ${have:-none})"
-	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-		--allow-downgrades "$LINUX_SOURCE_PACKAGE=$LINUX_SOURCE_VERSION" >&2; then
+	# A fresh machine may have stale or no package lists: refresh once.
+	if ! apt_install_pinned && ! { apt-get update -q >&2 && apt_install_pinned; }; then
 		echo "kbuild: error: cannot install $LINUX_SOURCE_PACKAGE=$LINUX_SOURCE_VERSION," \
 			"the version kernel/base.conf pins." >&2
 		echo "kbuild: versions apt can install now:" >&2
