@@ -39,16 +39,9 @@ step() {
 	return "$rc"
 }
 
-checkpatch_tap() {
-	kernel/scripts/kbuild.sh checkpatch >"$logs/checkpatch.out" 2>&1
-	local rc=$?
-	cat "$logs/checkpatch.out"
-	return $rc
-}
-
 step kernel-debug kernel/scripts/kbuild.sh build patched debug
 kernel_ok=$?
-step checkpatch checkpatch_tap
+step checkpatch kernel/scripts/kbuild.sh checkpatch
 step libsecmem make -s -C libsecmem all check-unit check-abi example-check BUILD="$build"
 step libsecmem-asan make -s -C libsecmem check-asan BUILD="$build"
 step daemon make -s -C daemon check BUILD="$build"
