@@ -10,7 +10,7 @@
 #include <netlink/genl/genl.h>
 #include <netlink/netlink.h>
 
-#include "genl_abi.h"
+#include "secmem/uapi.h"
 #include "netlink.h"
 
 static struct nla_policy event_policy[SECMEM_ATTR_MAX + 1] = {
@@ -18,6 +18,8 @@ static struct nla_policy event_policy[SECMEM_ATTR_MAX + 1] = {
 	[SECMEM_ATTR_POOL_TARGET] = { .type = NLA_U64 },
 	[SECMEM_ATTR_FREE_BYTES] = { .type = NLA_U64 },
 	[SECMEM_ATTR_UNMAPPED_BYTES] = { .type = NLA_U64 },
+	[SECMEM_ATTR_WATERMARK_LOW] = { .type = NLA_U64 },
+	[SECMEM_ATTR_WATERMARK_HIGH] = { .type = NLA_U64 },
 };
 
 const char *kernel_event_name(enum kernel_event_type type)

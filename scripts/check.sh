@@ -42,6 +42,13 @@ step() {
 step kernel-debug kernel/scripts/kbuild.sh build patched debug
 kernel_ok=$?
 step checkpatch kernel/scripts/kbuild.sh checkpatch
+if [ "$kernel_ok" = 0 ]; then
+	step uapi tests/uapi/check-drift.sh \
+		"$(kernel/scripts/kbuild.sh path patched debug)/usr/include" \
+		"$results/uapi.tap"
+else
+	steps+=("not ok step.uapi # the debug kernel did not build")
+fi
 step libsecmem make -s -C libsecmem all check-unit check-abi example-check BUILD="$build"
 step libsecmem-asan make -s -C libsecmem check-asan BUILD="$build"
 step daemon make -s -C daemon check BUILD="$build"

@@ -267,7 +267,7 @@ do_export() {
 	local tmp
 	tmp=$(mktemp -d)
 	git -C "$devtree" format-patch -q --zero-commit --no-signature \
-		--output-directory "$tmp" base..HEAD
+		-O"$kdir/scripts/orderfile" --output-directory "$tmp" base..HEAD
 	rm -f "$kdir"/patches/*.patch
 	{
 		echo "# The secmem series, applied in this order on the tree kernel/base.conf pins."

@@ -9,7 +9,7 @@
 #include <netlink/genl/genl.h>
 
 #include "fake_sysfs.h"
-#include "genl_abi.h"
+#include "secmem/uapi.h"
 #include "netlink.h"
 
 static struct nl_msg *event_msg(uint8_t cmd)
