@@ -108,11 +108,14 @@ uint64_t kcore_ram_bytes(const struct kcore *kc)
 	return sum;
 }
 
-/* Offset of the first match of @needle in @buf, or -1. */
+/* Offset of the first match of @nd's pattern in @buf, or -1. */
 static long find_in(const unsigned char *buf, size_t n,
-		    const volatile unsigned char *needle, size_t len)
+		    const struct kcore_needle *nd)
 {
-	const unsigned char first = needle[0];
+	const volatile unsigned char *needle = nd->bytes;
+	const unsigned char x = nd->xor;
+	const size_t len = nd->len;
+	const unsigned char first = needle[0] ^ x;
 	const unsigned char *p = buf, *end = buf + n;
 	size_t k;
 
@@ -120,7 +123,7 @@ static long find_in(const unsigned char *buf, size_t n,
 		p = memchr(p, first, end - p - len + 1);
 		if (!p)
 			return -1;
-		for (k = 1; k < len && p[k] == needle[k]; k++)
+		for (k = 1; k < len && p[k] == (unsigned char)(needle[k] ^ x); k++)
 			;
 		if (k == len)
 			return p - buf;
@@ -129,42 +132,110 @@ static long find_in(const unsigned char *buf, size_t n,
 	return -1;
 }
 
-int kcore_find(const struct kcore *kc, const volatile unsigned char *needle,
-	       size_t len, uint64_t *paddr)
+unsigned int kcore_search_mem(const void *buf, size_t n,
+			      struct kcore_needle *needles, unsigned int nr,
+			      uint64_t base)
 {
+	unsigned int i, hits = 0;
+	long at;
+
+	for (i = 0; i < nr; i++) {
+		at = find_in(buf, n, &needles[i]);
+		if (at < 0)
+			continue;
+		hits++;
+		if (!needles[i].found) {
+			needles[i].found = 1;
+			needles[i].paddr = base + at;
+		}
+	}
+	return hits;
+}
+
+int kcore_find_all(const struct kcore *kc, struct kcore_needle *needles,
+		   unsigned int nr, uint64_t *scanned)
+{
+	unsigned int i, left = nr;
+	uint64_t bytes = 0;
+	size_t maxlen = 0;
 	unsigned char *buf;
-	unsigned int i;
 	int ret = 0;
 
-	if (!len || len > 4096)
-		return -EINVAL;
+	for (i = 0; i < nr; i++) {
+		if (!needles[i].len || needles[i].len > 4096)
+			return -EINVAL;
+		if (needles[i].len > maxlen)
+			maxlen = needles[i].len;
+		needles[i].found = 0;
+		needles[i].paddr = 0;
+	}
+	if (scanned)
+		*scanned = 0;
+	if (!nr)
+		return 0;
 	buf = malloc(CHUNK);
 	if (!buf)
 		return -ENOMEM;
 
-	for (i = 0; i < kc->nr_segs && !ret; i++) {
+	for (i = 0; i < kc->nr_segs && left && !ret; i++) {
 		const struct kcore_seg *s = &kc->segs[i];
 		uint64_t pos = 0;
 
 		while (pos < s->size) {
 			size_t n = s->size - pos < CHUNK ? s->size - pos : CHUNK;
+			unsigned int j;
 			long at;
 
 			ret = read_exact(kc->fd, buf, n, s->offset + pos);
 			if (ret)
 				break;
-			at = find_in(buf, n, needle, len);
-			if (at >= 0) {
-				*paddr = s->paddr + pos + at;
-				ret = 1;
-				break;
+			bytes += n;
+			for (j = 0; j < nr; j++) {
+				if (needles[j].found)
+					continue;
+				at = find_in(buf, n, &needles[j]);
+				if (at < 0)
+					continue;
+				needles[j].found = 1;
+				needles[j].paddr = s->paddr + pos + at;
+				left--;
 			}
-			if (pos + n >= s->size)
+			if (!left || pos + n >= s->size)
 				break;
 			/* Overlap chunks so a match across a boundary is seen. */
-			pos += n - (len - 1);
+			pos += n - (maxlen - 1);
 		}
 	}
 	free(buf);
+	if (scanned)
+		*scanned = bytes;
+	return ret ? ret : (int)(nr - left);
+}
+
+int kcore_find(const struct kcore *kc, const volatile unsigned char *needle,
+	       size_t len, uint64_t *paddr)
+{
+	struct kcore_needle nd = { .bytes = needle, .len = len };
+	int ret;
+
+	ret = kcore_find_all(kc, &nd, 1, NULL);
+	if (ret == 1)
+		*paddr = nd.paddr;
 	return ret;
+}
+
+int kcore_read_phys(const struct kcore *kc, uint64_t paddr, void *buf,
+		    size_t len)
+{
+	unsigned int i;
+
+	for (i = 0; i < kc->nr_segs; i++) {
+		const struct kcore_seg *s = &kc->segs[i];
+
+		if (paddr >= s->paddr && paddr - s->paddr <= s->size &&
+		    len <= s->size - (paddr - s->paddr))
+			return read_exact(kc->fd, buf, len,
+					  s->offset + (paddr - s->paddr));
+	}
+	return -ERANGE;
 }

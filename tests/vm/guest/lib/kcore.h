@@ -52,4 +52,47 @@ uint64_t kcore_ram_bytes(const struct kcore *kc);
 int kcore_find(const struct kcore *kc, const volatile unsigned char *needle,
 	       size_t len, uint64_t *paddr);
 
+/*
+ * One pattern for kcore_find_all() and kcore_search_mem(). The pattern is
+ * bytes[i] ^ xor: with xor 0xff a test can keep only a bit-inverted copy of
+ * a secret in ordinary memory, which a scan for the secret itself can never
+ * match, and still search for the secret. @bytes is read one byte at a time
+ * through a volatile pointer, as in kcore_find().
+ */
+struct kcore_needle {
+	const volatile unsigned char *bytes;
+	size_t len;			/* 1..4096 */
+	unsigned char xor;
+	/* Results, written by the search. */
+	int found;			/* 1 if the pattern was seen */
+	uint64_t paddr;			/* where first seen */
+};
+
+/*
+ * Read every RAM segment once and look for all @nr needles (clearing their
+ * results first). Stops early once every needle has been found. Returns
+ * how many needles were found, or a negative errno; @scanned (if not NULL)
+ * gets the number of bytes of /proc/kcore read.
+ */
+int kcore_find_all(const struct kcore *kc, struct kcore_needle *needles,
+		   unsigned int nr, uint64_t *scanned);
+
+/*
+ * The same search in @n bytes of the caller's memory at @buf, e.g. memory
+ * it has just allocated. Needles already found keep their result; a new
+ * match stores @base + its offset in @paddr. Returns how many needles were
+ * found in @buf.
+ */
+unsigned int kcore_search_mem(const void *buf, size_t n,
+			      struct kcore_needle *needles, unsigned int nr,
+			      uint64_t base);
+
+/*
+ * Read @len bytes of RAM at physical address @paddr through /proc/kcore.
+ * Returns 0, -ERANGE if no RAM segment holds the whole range, or a
+ * negative errno.
+ */
+int kcore_read_phys(const struct kcore *kc, uint64_t paddr, void *buf,
+		    size_t len);
+
 #endif /* SECMEM_TEST_KCORE_H */
