@@ -9,6 +9,14 @@
  * lists.  Arena slots are never freed, only emptied, so the lock-free
  * lookup in sm_arena_lookup() never dereferences freed memory; it re-checks
  * what it found once it holds the heap lock.
+ *
+ * Empty arenas: an arena whose last run is released moves from the heap's
+ * arena list to its spare list if the spare budget allows (see
+ * arena_spare_budget()), and is destroyed otherwise.  arena_grow() reuses
+ * a spare before it maps anything, and returns the heap's spares when
+ * RLIMIT_MEMLOCK refuses a new arena; heap_alloc() then returns the other
+ * heaps' spares too (sm_spares_release()) before it gives up, so spares
+ * never cause a failure that returning them would avoid.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -107,6 +115,11 @@ static bool arena_page_used(const struct sm_arena *a, size_t p)
 	return a->used[p / 64] & (1ULL << (p % 64));
 }
 
+static struct sm_run **arena_owner(const struct sm_arena *a, size_t p)
+{
+	return &a->owner[p >> SM_OWNER_SHIFT][p & (SM_OWNER_LEAF - 1)];
+}
+
 static void arena_mark(struct sm_arena *a, size_t first, size_t n,
 		       struct sm_run *run)
 {
@@ -117,8 +130,56 @@ static void arena_mark(struct sm_arena *a, size_t first, size_t n,
 			a->used[p / 64] |= 1ULL << (p % 64);
 		else
 			a->used[p / 64] &= ~(1ULL << (p % 64));
-		a->owner[p] = run;
+		*arena_owner(a, p) = run;
 	}
+}
+
+static size_t arena_leaves(size_t npages)
+{
+	return (npages + SM_OWNER_LEAF - 1) >> SM_OWNER_SHIFT;
+}
+
+static void arena_meta_free(struct sm_arena *a)
+{
+	if (a->owner) {
+		for (size_t i = 0; i < arena_leaves(a->npages); i++)
+			free(a->owner[i]);
+	}
+	free(a->owner);
+	free(a->used);
+	a->owner = NULL;
+	a->used = NULL;
+}
+
+/*
+ * The page bitmap and the page map of an arena of @npages pages, in
+ * @a->used and @a->owner; false (and nothing allocated) if out of memory.
+ */
+static bool arena_meta_alloc(struct sm_arena *a, size_t npages)
+{
+	size_t words = (npages + 63) / 64, nleaves = arena_leaves(npages), i;
+
+	a->npages = npages;
+	a->used = calloc(words, sizeof(*a->used));
+	a->owner = calloc(nleaves, sizeof(*a->owner));
+	if (!a->used || !a->owner)
+		goto nomem;
+	for (i = 0; i < nleaves; i++) {
+		size_t n = npages - (i << SM_OWNER_SHIFT);
+
+		/* A leaf: an array of pointers, one per page. */
+		a->owner[i] = calloc(n < SM_OWNER_LEAF ? n : SM_OWNER_LEAF,
+				     sizeof(**a->owner)); // NOLINT(bugprone-sizeof-expression)
+		if (!a->owner[i])
+			goto nomem;
+	}
+	/* Pages past npages in the last word are marked used forever. */
+	if (npages % 64)
+		a->used[words - 1] = ~0ULL << (npages % 64);
+	return true;
+nomem:
+	arena_meta_free(a);
+	return false;
 }
 
 /* First fit for @n pages whose address is a multiple of @align pages. */
@@ -148,27 +209,34 @@ static bool arena_find_pages(struct sm_arena *a, size_t n, size_t align,
 	return false;
 }
 
-static void arena_destroy(struct sm_heap *h, struct sm_arena *a)
+/* Remove @a from @list; false if it is not there. */
+static bool arena_unlink(struct sm_arena **list, struct sm_arena *a)
 {
 	struct sm_arena **pp;
+
+	for (pp = list; *pp; pp = &(*pp)->next) {
+		if (*pp == a) {
+			*pp = a->next;
+			a->next = NULL;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Return @a, already unlinked from @h's lists, to the kernel (@h locked). */
+static void arena_destroy(struct sm_heap *h, struct sm_arena *a)
+{
 	struct sm_region r = {
 		.fd = a->fd,
 		.base = (void *)atomic_load(&a->base),
 		.size = atomic_load(&a->size),
 	};
 
-	for (pp = &h->arenas; *pp != a; pp = &(*pp)->next)
-		;
-	*pp = a->next;
-	if (h->spare == a)
-		h->spare = NULL;
 	h->mapped -= r.size;
 	sm_unpoison(r.base, r.size);
 	sm_region_unmap(&r);
-	free(a->used);
-	free(a->owner);
-	a->used = NULL;
-	a->owner = NULL;
+	arena_meta_free(a);
 	/* Lookups that race with this see base 0 once they hold h->lock. */
 	pthread_mutex_lock(&sm.lock);
 	atomic_store_explicit(&a->base, 0, memory_order_release);
@@ -181,35 +249,136 @@ static void arena_destroy(struct sm_heap *h, struct sm_arena *a)
 	atomic_fetch_sub(&sm_count.mappings, 3);
 }
 
-/* Add an arena of at least @min_bytes to @h (locked). */
-static bool arena_grow(struct sm_heap *h, size_t min_bytes)
+static size_t arena_size(const struct sm_arena *a)
 {
-	size_t size = h->mapped < SM_ARENA_MIN ? SM_ARENA_MIN :
-		      h->mapped > SM_ARENA_MAX ? SM_ARENA_MAX : h->mapped;
-	size_t npages, words, i;
+	return atomic_load_explicit(&a->size, memory_order_relaxed);
+}
+
+/* Destroy the first spare of @h (locked). */
+static void arena_destroy_spare(struct sm_heap *h)
+{
+	struct sm_arena *a = h->spares;
+
+	h->spares = a->next;
+	h->spare_bytes -= arena_size(a);
+	atomic_fetch_sub(&sm_count.spares, 1);
+	arena_destroy(h, a);
+}
+
+/* Destroy every spare of @h (locked); false if it had none. */
+static bool arena_drop_spares(struct sm_heap *h)
+{
+	bool any = h->spares != NULL;
+
+	while (h->spares)
+		arena_destroy_spare(h);
+	return any;
+}
+
+/*
+ * Move the smallest spare of @h (locked) holding at least @min_bytes to
+ * its arena list; false if none does.  Best fit keeps the large spares for
+ * large requests, and a batch that comes back fills the spares in the
+ * order it filled them when they were new (smallest, oldest first), so it
+ * finds the pages it faulted in rather than the untouched end of the last,
+ * largest arena.
+ */
+static bool arena_reuse_spare(struct sm_heap *h, size_t min_bytes)
+{
+	struct sm_arena *a, *best = NULL;
+
+	for (a = h->spares; a; a = a->next) {
+		if (arena_size(a) >= min_bytes &&
+		    (!best || arena_size(a) < arena_size(best)))
+			best = a;
+	}
+	if (!best)
+		return false;
+	arena_unlink(&h->spares, best);
+	h->spare_bytes -= arena_size(best);
+	atomic_fetch_sub(&sm_count.spares, 1);
+	best->hint = 0;
+	best->next = h->arenas;
+	h->arenas = best;
+	return true;
+}
+
+/* Size of the next arena @h maps: as large as all it has, within bounds. */
+static size_t arena_next_size(const struct sm_heap *h)
+{
+	return h->mapped < SM_ARENA_MIN ? SM_ARENA_MIN :
+	       h->mapped > SM_ARENA_MAX ? SM_ARENA_MAX : h->mapped;
+}
+
+/*
+ * Bytes of spare arenas @h may keep: one arena of the size it would map
+ * next, bounded by SM_SPARE_MAX.  (A fraction of the bytes in use would
+ * never be larger: they are at most h->mapped, and so is the next arena up
+ * to SM_ARENA_MAX, well above SM_SPARE_MAX.)  A batch of allocations that
+ * grew a heap and is then freed thus finds its arenas, and their faulted
+ * pages, when it comes back, while a heap that held hundreds of MiB keeps
+ * no more than SM_SPARE_MAX of them.
+ */
+static size_t arena_spare_budget(const struct sm_heap *h)
+{
+	size_t next = arena_next_size(h);
+
+	return next < SM_SPARE_MAX ? next : SM_SPARE_MAX;
+}
+
+/* @a of @h (locked) has just become empty: keep it as a spare or return it. */
+static void arena_retire(struct sm_heap *h, struct sm_arena *a)
+{
+	size_t size = arena_size(a);
+
+	arena_unlink(&h->arenas, a);
+	if (h->spare_bytes + size > arena_spare_budget(h)) {
+		arena_destroy(h, a);
+		return;
+	}
+	a->next = h->spares;
+	h->spares = a;
+	h->spare_bytes += size;
+	atomic_fetch_add(&sm_count.spares, 1);
+}
+
+/*
+ * Give @h (locked) an arena of at least @min_bytes: a spare of its own if
+ * one is large enough, else, if @map allows, a new arena.  Returns false
+ * with the error recorded (nothing recorded if !@map and no spare fits).
+ */
+static bool arena_grow(struct sm_heap *h, size_t min_bytes, bool map)
+{
+	size_t want = arena_next_size(h), size, i;
+	struct sm_arena meta = { .fd = -1 }, *a = NULL;
 	struct sm_region r;
-	struct sm_arena *a = NULL;
-	uint64_t *used;
-	struct sm_run **owner;
 
 	min_bytes = sm_round_up(min_bytes, sm_page_size);
-	if (size < min_bytes)
-		size = sm_round_up(min_bytes, SM_ARENA_MIN);
-	size = (size_t)sm_memlock_charge_upto(size, min_bytes);
-	if (!size)
+	if (arena_reuse_spare(h, min_bytes))
+		return true;
+	if (!map)
+		return false;
+	if (want < min_bytes)
+		want = sm_round_up(min_bytes, SM_ARENA_MIN);
+charge:
+	size = sm_memlock_charge_upto(want, min_bytes);
+	if (!size) {
+		/* The spares are all too small for this: their share is not. */
+		if (arena_drop_spares(h))
+			goto charge;
 		return false;	/* error recorded */
-	npages = size / sm_page_size;
-	words = (npages + 63) / 64;
-	used = calloc(words, sizeof(*used));
-	/* An array of pointers, one per page. */
-	owner = calloc(npages, sizeof(*owner)); // NOLINT(bugprone-sizeof-expression)
-	if (!used || !owner)
+	}
+	if (!arena_meta_alloc(&meta, size / sm_page_size))
 		goto nomem;
-	/* Pages past npages in the last word are marked used forever. */
-	if (npages % 64)
-		used[words - 1] = ~0ULL << (npages % 64);
-	if (sm_region_map(&r, size) < 0)
-		goto fail;
+	if (sm_region_map(&r, size) < 0) {
+		arena_meta_free(&meta);
+		sm_memlock_uncharge(size);
+		/* The kernel's own RLIMIT_MEMLOCK check (EAGAIN). */
+		if (sm_error_get()->code == SECMEM_EMEMLOCK &&
+		    arena_drop_spares(h))
+			goto charge;
+		return false;
+	}
 
 	pthread_mutex_lock(&sm.lock);
 	for (i = 0; i < SM_MAX_ARENAS; i++) {
@@ -220,11 +389,11 @@ static bool arena_grow(struct sm_heap *h, size_t min_bytes)
 	}
 	if (a) {
 		a->fd = r.fd;
-		a->npages = npages;
+		a->npages = meta.npages;
 		a->pages_used = 0;
 		a->hint = 0;
-		a->used = used;
-		a->owner = owner;
+		a->used = meta.used;
+		a->owner = meta.owner;
 		atomic_store(&a->size, size);
 		atomic_store(&a->heap, h);
 		atomic_store_explicit(&a->base, (uintptr_t)r.base,
@@ -235,6 +404,7 @@ static bool arena_grow(struct sm_heap *h, size_t min_bytes)
 	pthread_mutex_unlock(&sm.lock);
 	if (!a) {
 		sm_region_unmap(&r);
+		arena_meta_free(&meta);
 		goto nomem;
 	}
 	a->next = h->arenas;
@@ -247,17 +417,15 @@ static bool arena_grow(struct sm_heap *h, size_t min_bytes)
 	return true;
 nomem:
 	sm_fail(SECMEM_ENOMEM, ENOMEM);
-fail:
-	free(used);
-	free(owner);
 	sm_memlock_uncharge(size);
 	return false;
 }
 
 /*
- * Take @npages pages from @h (locked), adding an arena if @grow allows.
- * @desc_size is the size of the run descriptor to allocate (slabs carry
- * their chunk bitmap).  Returns NULL with the error recorded.
+ * Take @npages pages from @h (locked), reusing a spare arena and, if
+ * @grow allows, mapping a new one when its arenas are full.  @desc_size is
+ * the size of the run descriptor to allocate (slabs carry their chunk
+ * bitmap).  Returns NULL with the error recorded.
  */
 struct sm_run *sm_run_alloc(struct sm_heap *h, size_t npages,
 			    size_t align_pages, size_t desc_size, bool grow)
@@ -283,8 +451,8 @@ again:
 		if (arena_find_pages(a, npages, align_pages, &first))
 			goto found;
 	}
-	if (grow && !tried_grow &&
-	    arena_grow(h, (npages + align_pages) * sm_page_size)) {
+	if (!tried_grow &&
+	    arena_grow(h, (npages + align_pages) * sm_page_size, grow)) {
 		tried_grow = true;
 		goto again;
 	}
@@ -293,8 +461,6 @@ again:
 	free(run);
 	return NULL;
 found:
-	if (h->spare == a)
-		h->spare = NULL;
 	run->arena = a;
 	run->first_page = first;
 	run->npages = npages;
@@ -307,7 +473,7 @@ found:
 
 /*
  * Give @run's pages (already zeroed by the caller) back to its arena, and
- * the arena back to the kernel if it is empty and @h already keeps a spare.
+ * the arena to the spares or the kernel if it is empty.
  */
 void sm_run_release(struct sm_heap *h, struct sm_run *run)
 {
@@ -318,19 +484,36 @@ void sm_run_release(struct sm_heap *h, struct sm_run *run)
 	if (run->first_page / 64 < a->hint)
 		a->hint = run->first_page / 64;
 	free(run);
-	if (a->pages_used)
-		return;
-	if (!h->spare)
-		h->spare = a;
-	else
-		arena_destroy(h, a);
+	if (!a->pages_used)
+		arena_retire(h, a);
+}
+
+/*
+ * Return the spare arenas of every heap to the kernel; false if there were
+ * none.  Called with no heap lock held, when RLIMIT_MEMLOCK refused memory.
+ */
+bool sm_spares_release(void)
+{
+	bool any = false;
+	unsigned int i;
+
+	if (!atomic_load(&sm_count.spares))
+		return false;
+	for (i = 0; i < sm.nheaps; i++) {
+		struct sm_heap *h = &sm.heaps[i];
+
+		pthread_mutex_lock(&h->lock);
+		any |= arena_drop_spares(h);
+		pthread_mutex_unlock(&h->lock);
+	}
+	return any;
 }
 
 struct sm_run *sm_run_of(struct sm_arena *a, const void *ptr)
 {
 	uintptr_t off = (uintptr_t)ptr - atomic_load(&a->base);
 
-	return a->owner[off / sm_page_size];
+	return *arena_owner(a, off / sm_page_size);
 }
 
 static bool arena_contains(struct sm_arena *a, uintptr_t p, uintptr_t *base)
@@ -398,8 +581,14 @@ static bool arena_drop_idle(void)
 	for (i = 0; i < sm.nheaps; i++) {
 		struct sm_heap *h = &sm.heaps[i];
 
-		while (idle && h->arenas)
-			arena_destroy(h, h->arenas);
+		while (idle && h->arenas) {
+			struct sm_arena *a = h->arenas;
+
+			h->arenas = a->next;
+			arena_destroy(h, a);
+		}
+		if (idle)
+			arena_drop_spares(h);
 		pthread_mutex_unlock(&h->lock);
 	}
 	return idle;
@@ -477,14 +666,13 @@ static void arena_fork_child(void)
 
 		if (atomic_load(&a->base)) {
 			for (p = 0; p < a->npages;) {
-				struct sm_run *run = a->owner[p];
+				struct sm_run *run = *arena_owner(a, p);
 
 				/* Each run is freed once, at its first page. */
 				p += run ? run->npages : 1;
 				free(run);
 			}
-			free(a->used);
-			free(a->owner);
+			arena_meta_free(a);
 			close(a->fd);
 		}
 		memset(a, 0, sizeof(*a));

@@ -169,12 +169,22 @@ static size_t heap_run_usable(const struct sm_run *run)
 	return run->usable;
 }
 
+/*
+ * Called with h->lock held, the only writers' lock: a relaxed load and
+ * store each, not a locked read-modify-write.  The counters are atomic
+ * only so that secmem_stats() may read them without the lock.
+ */
 static void heap_account(struct sm_heap *h, size_t usable, bool add)
 {
-	atomic_fetch_add_explicit(&h->in_use, add ? usable : 0 - usable,
-				  memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->nallocs, add ? 1 : (uint64_t)-1,
-				  memory_order_relaxed);
+	uint64_t in_use = atomic_load_explicit(&h->in_use,
+					       memory_order_relaxed);
+	uint64_t n = atomic_load_explicit(&h->nallocs, memory_order_relaxed);
+
+	atomic_store_explicit(&h->in_use, add ? in_use + usable :
+						in_use - usable,
+			      memory_order_relaxed);
+	atomic_store_explicit(&h->nallocs, add ? n + 1 : n - 1,
+			      memory_order_relaxed);
 }
 
 static void *heap_alloc_in(struct sm_heap *h, size_t need, size_t align,
@@ -199,14 +209,19 @@ static void *heap_alloc_in(struct sm_heap *h, size_t need, size_t align,
 /*
  * The allocation path: the calling thread's home heap first (adding an
  * arena if needed), then the free space of the other heaps, which matters
- * when RLIMIT_MEMLOCK forbids a new arena.  @pages selects a guarded
- * secmem_alloc_pages() block instead.
+ * when RLIMIT_MEMLOCK forbids a new arena.  If the home heap fails on
+ * RLIMIT_MEMLOCK while spare arenas (its own are already gone) hold part
+ * of it, they are returned and the home heap tried again first: spares
+ * must neither make an allocation fail nor send a thread to another
+ * heap's lock for good.  @pages selects a guarded secmem_alloc_pages()
+ * block instead.
  */
 static void *heap_alloc(size_t size, size_t align, bool zeroed, bool pages)
 {
 	struct sm_heap *home, *h;
 	struct sm_error err = { 0 };
 	size_t need, usable = 0;
+	bool drained = false;
 	unsigned int i;
 	void *p;
 
@@ -217,6 +232,7 @@ static void *heap_alloc(size_t size, size_t align, bool zeroed, bool pages)
 		return sm_fail(SECMEM_ENOMEM, ENOMEM);
 	need = size + SM_CANARY_SIZE;
 	home = sm_heap_home();
+again:
 	for (i = 0, h = home; i <= sm_heap_count(); i++) {
 		if (i)
 			h = sm_heap_at(i - 1);
@@ -236,8 +252,15 @@ static void *heap_alloc(size_t size, size_t align, bool zeroed, bool pages)
 			return p;
 		}
 		pthread_mutex_unlock(&h->lock);
-		if (i == 0)
-			err = *sm_error_get();
+		if (i)
+			continue;
+		err = *sm_error_get();
+		/* No lock is held here: the other heaps' may be taken. */
+		if (err.code == SECMEM_EMEMLOCK && !drained) {
+			drained = true;
+			if (sm_spares_release())
+				goto again;
+		}
 	}
 	/* Report why the home heap could not grow, not the last probe. */
 	*sm_error_get() = err;

@@ -6,7 +6,8 @@
  *
  * Vocabulary:
  *  arena - one memfd, mapped once, with an anonymous PROT_NONE guard page
- *          on each side; carved into page runs.
+ *          on each side; carved into page runs.  An empty arena is kept
+ *          as a spare for reuse (within a budget) or returned.
  *  run   - consecutive pages of an arena: a slab of one size class, a large
  *          allocation, or a guarded secmem_alloc_pages() block.
  *  heap  - a lock, a list of arenas and per-size-class lists of slabs with
@@ -27,12 +28,27 @@
 #define SM_MAX_HEAPS	8
 #define SM_MAX_ARENAS	1024
 /*
- * Arenas grow geometrically per heap, from 1 MiB up to 32 MiB, so that a
- * million small secrets fit in a handful of mappings while a process that
- * keeps one key does not lock 32 MiB.
+ * Arenas grow geometrically per heap, from 1 MiB up to 256 MiB, so that
+ * ten million small secrets fit in ten arenas (21 lines of
+ * /proc/self/maps when the guards of neighbouring arenas merge) while a
+ * process that keeps one key does not lock more than 1 MiB.
  */
 #define SM_ARENA_MIN	(1UL << 20)
-#define SM_ARENA_MAX	(32UL << 20)
+#define SM_ARENA_MAX	(256UL << 20)
+/*
+ * Empty arenas a heap keeps for reuse: at most one arena of the size it
+ * would map next, and never more than SM_SPARE_MAX (the largest single
+ * spare before arenas grew past 32 MiB).  Spares are returned first when
+ * RLIMIT_MEMLOCK refuses a new arena.
+ */
+#define SM_SPARE_MAX	(32UL << 20)
+/*
+ * The page map (run of every page) is two-level, with leaves of 4096
+ * pointers (32 KiB): malloc() serves them from its heap, where one array
+ * per large arena would be an mmap() of its own between two arenas.
+ */
+#define SM_OWNER_SHIFT	12
+#define SM_OWNER_LEAF	(1UL << SM_OWNER_SHIFT)
 
 #define SM_CANARY_SIZE	sizeof(uint64_t)
 #define SM_ALIGN	16
@@ -72,18 +88,24 @@ struct sm_arena {
 	size_t npages, pages_used;
 	size_t hint;			/* first bitmap word that may be free */
 	uint64_t *used;			/* bit set = page in use */
-	struct sm_run **owner;		/* run of every page, NULL if free */
-	struct sm_arena *next;		/* heap->arenas */
+	/* Run of every page, NULL if free: owner[p >> SHIFT][p % LEAF]. */
+	struct sm_run ***owner;
+	struct sm_arena *next;		/* heap->arenas or heap->spares */
 };
 
 struct sm_heap {
 	pthread_mutex_t lock;
-	struct sm_arena *arenas;
+	struct sm_arena *arenas;	/* arenas to allocate from */
+	struct sm_arena *spares;	/* empty arenas kept for reuse */
 	struct sm_run *partial[SM_NCLASSES];
-	struct sm_arena *spare;		/* at most one empty arena kept */
+	/*
+	 * Written under the lock only; atomic because secmem_stats() reads
+	 * them without it (relaxed: plain loads and stores, no lock prefix).
+	 */
 	_Atomic uint64_t in_use;	/* usable bytes handed out */
 	_Atomic uint64_t nallocs;	/* live allocations */
-	size_t mapped;			/* bytes of this heap's arenas */
+	size_t mapped;			/* bytes of this heap's arenas, spares too */
+	size_t spare_bytes;		/* bytes of its spares */
 };
 
 /* backend.c */
@@ -109,6 +131,7 @@ struct sm_arena *sm_arena_lookup(const void *ptr, struct sm_heap **locked);
 struct sm_run *sm_run_alloc(struct sm_heap *h, size_t npages,
 			    size_t align_pages, size_t desc_size, bool grow);
 void sm_run_release(struct sm_heap *h, struct sm_run *run);
+bool sm_spares_release(void);
 void *sm_run_addr(const struct sm_run *run);
 struct sm_run *sm_run_of(struct sm_arena *a, const void *ptr);
 
@@ -123,6 +146,7 @@ struct sm_counters {
 	_Atomic uint64_t arenas;
 	_Atomic uint64_t fds;
 	_Atomic uint64_t mappings;
+	_Atomic uint64_t spares;	/* spare arenas of all heaps */
 };
 extern struct sm_counters sm_count;
 size_t sm_memlock_charge_upto(size_t want, size_t min);

@@ -87,6 +87,7 @@ void sm_counters_reset(void)
 	atomic_store(&sm_count.arenas, 0);
 	atomic_store(&sm_count.fds, 0);
 	atomic_store(&sm_count.mappings, 0);
+	atomic_store(&sm_count.spares, 0);
 }
 
 SECMEM_API int secmem_stats(struct secmem_stats *st)
