@@ -14,6 +14,9 @@
  *    step back toward pool_target by grow_step, but only once the last
  *    change in the other direction is decay_interval old, so that a
  *    burst or a pressure spell is not undone while it lasts.
+ *
+ * Every size of the configuration is taken rounded up to whole pageblocks,
+ * as the kernel stores it.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -252,7 +255,39 @@ static void calm_tick(const struct config *cfg,
 	}
 }
 
-void policy_decide(const struct config *cfg, const struct observed_state *st,
+static uint64_t round_up(uint64_t v, uint64_t unit)
+{
+	/* Sizes are at most CONFIG_SIZE_MAX: no overflow. */
+	return (v % unit) ? v + (unit - v % unit) : v;
+}
+
+/*
+ * The kernel keeps whole pageblocks and reads back what it keeps: decide
+ * in the same units.  Otherwise a configured 9M never equals the 10M read
+ * back, and every start, reload and calm tick "applies" it (and logs it)
+ * again, to no effect.
+ */
+static void round_config(const struct config *in, uint64_t pb,
+			 struct config *out)
+{
+	int n;
+
+	*out = *in;
+	if (pb <= 1)
+		return;
+	for (n = 0; n < CONFIG_MAX_NODES; n++) {
+		struct node_policy *np = &out->node[n];
+
+		np->pool_target = round_up(np->pool_target, pb);
+		np->pool_min = round_up(np->pool_min, pb);
+		np->pool_max = round_up(np->pool_max, pb);
+		np->watermark_low = round_up(np->watermark_low, pb);
+		np->watermark_high = round_up(np->watermark_high, pb);
+		np->grow_step = round_up(np->grow_step, pb);
+	}
+}
+
+static void decide(const struct config *cfg, const struct observed_state *st,
 		   const struct event *ev, struct decisions *out)
 {
 	char why[160];
@@ -291,4 +326,14 @@ void policy_decide(const struct config *cfg, const struct observed_state *st,
 		calm_tick(cfg, st, out);
 		break;
 	}
+}
+
+void policy_decide(const struct config *cfg, const struct observed_state *st,
+		   const struct event *ev, struct decisions *out)
+{
+	struct config rounded;
+
+	/* Rounding up keeps pool_min <= pool_target <= pool_max, low <= high. */
+	round_config(cfg, st->pageblock_bytes, &rounded);
+	decide(&rounded, st, ev, out);
 }

@@ -81,7 +81,10 @@ struct decisions {
  * Decide what to change after @ev.  Only changes are listed: an empty
  * list means the kernel is already where the policy wants it.  Every
  * target lies in [pool_min, pool_max] of its node, and the watermarks
- * keep watermark_low <= pool_target <= watermark_high.
+ * keep watermark_low <= pool_target <= watermark_high.  The sizes of @cfg
+ * are taken rounded up to whole pageblocks (@st->pageblock_bytes, if not
+ * 0), as the kernel keeps them, so that a configuration read back from the
+ * kernel compares equal to itself.
  */
 void policy_decide(const struct config *cfg, const struct observed_state *st,
 		   const struct event *ev, struct decisions *out);

@@ -77,6 +77,27 @@ START_TEST(start_applies_config)
 }
 END_TEST
 
+/*
+ * The kernel keeps whole pageblocks: a size that is not a multiple is
+ * decided on rounded up, so that what sysfs reads back counts as applied
+ * and a reload of the same file decides nothing.
+ */
+START_TEST(sizes_rounded_to_pageblocks)
+{
+	cfg.node[0].pool_target = 9 * M;
+	cfg.node[0].watermark_low = 3 * M;
+	cfg.node[0].watermark_high = 33 * M;
+	event(EVENT_START, -1);
+	ck_assert_uint_ge(ds.count, 1);
+	ck_assert_int_eq(ds.d[0].node, 0);
+	ck_assert_uint_eq(ds.d[0].pool_target, 10 * M);
+	ck_assert_uint_eq(ds.d[0].watermark_low, 4 * M);
+	ck_assert_uint_eq(ds.d[0].watermark_high, 34 * M);
+	event(EVENT_RELOAD, -1);
+	ck_assert_uint_eq(ds.count, 0);
+}
+END_TEST
+
 START_TEST(absent_nodes_untouched)
 {
 	st.node[1].present = false;
@@ -298,6 +319,7 @@ Suite *test_suite(void)
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, start_applies_config);
 	tcase_add_test(tc, absent_nodes_untouched);
+	tcase_add_test(tc, sizes_rounded_to_pageblocks);
 	tcase_add_test(tc, low_watermark_grows_to_max);
 	tcase_add_test(tc, exhausted_grows_twice_as_fast);
 	tcase_add_test(tc, no_growth_under_pressure);
