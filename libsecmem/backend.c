@@ -204,10 +204,13 @@ int sm_region_map(struct sm_region *r, size_t size)
 		goto fail;
 	}
 	/*
-	 * memfd_secret mappings are VM_LOCKED by the kernel.  The others are
-	 * locked on fault, so that a big arena is not populated up front.
+	 * The kernel keeps memfd_secret and unmapped-memfd pages resident and
+	 * charges them to RLIMIT_MEMLOCK itself; mlock() of such a mapping
+	 * even fails (ENOMEM: it cannot populate what GUP refuses).  Only the
+	 * insecure fallback is locked, on fault, so that a big arena is not
+	 * populated up front.
 	 */
-	if (sm_backend_get() != SECMEM_BACKEND_MEMFD_SECRET &&
+	if (sm_backend_get() == SECMEM_BACKEND_MLOCK &&
 	    backend_lock(data, size) < 0) {
 		err = errno;
 		goto fail;
