@@ -2,11 +2,15 @@
 #
 # secmem: memory outside the kernel's direct map.
 #
-#   make run      build what is stale, boot the patched release kernel in
-#                 QEMU and run the demonstration (the main job)
+#   make run      build what is stale, boot Debian 12 with systemd on the
+#                 patched release kernel in QEMU and run the end-to-end
+#                 demonstration: secmemd under systemd, an application
+#                 linked with libsecmem (the main job)
 #   make check    build everything and run every test: host unit tests,
-#                 checkpatch, and the guest tests on the patched debug kernel
+#                 checkpatch, the guest tests on the patched debug kernel
+#                 and the systemd scenario on the patched release kernel
 #   make shell    boot the patched release kernel to an interactive shell
+#   make demo     the busybox initramfs demonstration (memfd_secret, kcore)
 #
 # Both run/check install their Debian packages first (make deps, as root).
 # See README.md for the rest of the targets.
@@ -25,7 +29,8 @@ DESTDIR ?=
 
 .PHONY: all deps run shell check check-unit check-guest lint clean distclean \
 	kernel kernel-debug kernel-release kernel-stock kernel-tree \
-	kernel-export kernel-checkpatch userspace guest initramfs install
+	kernel-export kernel-checkpatch userspace guest initramfs install bench \
+	check-guest-release check-guest-numa
 
 all: userspace
 
@@ -80,14 +85,34 @@ guest:
 initramfs: guest
 	@tests/vm/mkinitramfs.sh $(BUILD)/initramfs.cpio.gz $(BUILD)/guest
 
+# --- the Debian guest with systemd --------------------------------------
+
+.PHONY: demo image shell-systemd check-systemd
+
+# The Debian 12 guest image with systemd and secmem installed
+# (tests/vm/debian/mkimage.sh): debootstrap once, then rebuilt in seconds
+# when secmem or the scenario changes. Needs root and the Debian archive.
+image:
+	@tests/vm/debian/mkimage.sh >/dev/null
+
+DEBIAN_BOOT = tests/vm/debian/boot.sh --kernel $(call bzimage,patched,release) \
+	--image $(BUILD)/debian/secmem.img
+
 # --- the two commands --------------------------------------------------
 
 run: deps
 	@$(MAKE) -s kernel-release
+	@$(MAKE) -s image
+	@$(DEBIAN_BOOT) --mode demo --log $(BUILD)/logs/run.log
+
+# The busybox initramfs demonstration (memfd_secret and the unmapped
+# pageblocks, seen through /proc/kcore and /proc/vmstat).
+demo: deps
+	@$(MAKE) -s kernel-release
 	@$(MAKE) -s initramfs KVARIANT=release
 	@tests/vm/run-vm.sh --kernel $(call bzimage,patched,release) \
 		--initrd $(BUILD)/initramfs.cpio.gz --mode demo \
-		--log $(BUILD)/logs/run.log
+		--log $(BUILD)/logs/demo.log
 
 shell: deps
 	@$(MAKE) -s kernel-release
@@ -96,13 +121,60 @@ shell: deps
 		--initrd $(BUILD)/initramfs.cpio.gz --mode shell \
 		--log $(BUILD)/logs/shell.log
 
+# The Debian guest with systemd, to a root login on the serial console.
+shell-systemd: deps
+	@$(MAKE) -s kernel-release
+	@$(MAKE) -s image
+	@$(DEBIAN_BOOT) --mode shell --log $(BUILD)/logs/shell-systemd.log
+
 check: deps
 	@FILTER='$(FILTER)' scripts/check.sh
+
+# Stock and patched release kernels side by side, and the allocators on the
+# host and in the guest: bench/README.md, docs/PERFORMANCE.md. Builds what
+# is stale (only the stock *release* kernel: kernel-stock would also build
+# the stock debug one, which no benchmark boots). BENCH_OPTS goes to
+# bench/run.py, e.g. BENCH_OPTS='--runs 3 --vcpus 4'.
+BENCH_OPTS ?=
+bench: deps
+	@$(MAKE) -s kernel-release
+	@$(KBUILD) build stock release
+	@$(MAKE) -s -C bench full BUILD=$(BUILD) \
+		KHDR=$(call kernel_dir,patched,release)/usr/include RUN_ARGS='$(BENCH_OPTS)'
 
 # Pieces of check, for quick iteration.
 check-unit:
 	@$(MAKE) -s -C libsecmem check BUILD=$(BUILD)
 	@$(MAKE) -s -C daemon check BUILD=$(BUILD)
+
+# The pool control plane on two NUMA nodes: per-node targets, statistics
+# and events for real (the main guest run has one node).
+check-guest-numa: kernel-debug initramfs
+	@VM_NUMA=2 tests/vm/run-vm.sh --kernel $(call bzimage,patched,debug) \
+		--initrd $(BUILD)/initramfs.cpio.gz --mode check \
+		--filter 'unmapped_*,secmemd_test' \
+		--log $(BUILD)/logs/check-guest-numa.log \
+		--results $(BUILD)/results/guest-numa.tap
+
+# libsecmem's Check suite on the patched release kernel, where its backend
+# must be the unmapped memfd. The debug kernel's KASAN under TCG makes the
+# suite take over 25 minutes; on the release kernel it takes about 2.
+RELEASE_GUEST = $(BUILD)/release-guest
+
+check-guest-release: kernel-release
+	@$(MAKE) -s -C libsecmem guest BUILD=$(RELEASE_GUEST)
+	@mkdir -p $(RELEASE_GUEST)/guest/bin
+	@cp -f $(RELEASE_GUEST)/guest/tests/libsecmem_test \
+		$(RELEASE_GUEST)/guest/bin/libsecmem-suite
+	@install -m 0755 tests/vm/guest-release/libsecmem_test \
+		$(RELEASE_GUEST)/guest/tests/libsecmem_test
+	@tests/vm/mkinitramfs.sh $(RELEASE_GUEST)/initramfs.cpio.gz \
+		$(RELEASE_GUEST)/guest
+	@VM_TEST_TIMEOUT=900 VM_TIMEOUT=1200 tests/vm/run-vm.sh \
+		--kernel $(call bzimage,patched,release) \
+		--initrd $(RELEASE_GUEST)/initramfs.cpio.gz --mode check \
+		--log $(BUILD)/logs/check-guest-release.log \
+		--results $(BUILD)/results/guest-release.tap
 
 check-guest: kernel-debug initramfs
 	@tests/vm/run-vm.sh --kernel $(call bzimage,patched,debug) \
@@ -110,10 +182,17 @@ check-guest: kernel-debug initramfs
 		$(if $(FILTER),--filter '$(FILTER)') \
 		--log $(BUILD)/logs/check-guest.log --results $(BUILD)/results/guest.tap
 
+# The make run scenario with every step asserted, plus a refused reload,
+# systemctl stop (on_exit keep and restore) and systemd-analyze.
+check-systemd: kernel-release image
+	@$(DEBIAN_BOOT) --mode check --log $(BUILD)/logs/check-systemd.log \
+		--results $(BUILD)/results/systemd.tap
+
 lint:
 	@$(MAKE) -s -C libsecmem lint BUILD=$(BUILD)
 	@$(MAKE) -s -C daemon lint BUILD=$(BUILD)
-	@shellcheck -x scripts/*.sh kernel/scripts/*.sh tests/vm/*.sh
+	@shellcheck -x scripts/*.sh kernel/scripts/*.sh tests/vm/*.sh tests/vm/debian/*.sh \
+		tests/vm/debian/rootfs/usr/local/lib/secmem-vm/scenario.sh
 
 clean:
 	rm -rf $(BUILD)/libsecmem $(BUILD)/daemon $(BUILD)/guest $(BUILD)/results $(BUILD)/logs \

@@ -59,6 +59,22 @@ else
 	steps+=("not ok step.guest # the debug kernel did not build")
 fi
 
+# The pool controls, events and secmemd again on two NUMA nodes.
+if [ "$kernel_ok" = 0 ]; then
+	step guest-numa make -s check-guest-numa
+else
+	steps+=("not ok step.guest-numa # the debug kernel did not build")
+fi
+
+# libsecmem's suite on the patched release kernel (backend: unmapped memfd).
+step guest-release make -s check-guest-release
+
+# Debian 12 with systemd on the patched release kernel: secmemd as a unit,
+# an application built with pkg-config (tests/vm/debian/). The first run
+# bootstraps the image (about 2 minutes); the release kernel is the one
+# guest-release built.
+step systemd make -s check-systemd
+
 {
 	echo "TAP version 13"
 	echo "1..${#steps[@]}"

@@ -11,12 +11,12 @@ packages=(
 	# toolchain and kernel build
 	build-essential git xz-utils bc bison flex cpio kmod libelf-dev libssl-dev
 	python3 ccache pkg-config
-	# guest harness
-	qemu-system-x86 busybox-static
+	# guest harness; the Debian guest image (tests/vm/debian/mkimage.sh)
+	qemu-system-x86 busybox-static debootstrap e2fsprogs
 	# userspace libraries and their tests
 	check libsubunit-dev libinih-dev libnl-genl-3-dev libsystemd-dev
-	# benchmarks compare against these
-	libsodium-dev
+	# benchmarks compare against these; make bench draws its chart with gnuplot
+	libsodium-dev gnuplot-nox
 	# static analysis run by make lint
 	cppcheck clang-tidy
 )

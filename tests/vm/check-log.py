@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Judge the serial console log of a secmem test VM.
 
-    check-log.py [--mode check|demo] [--results OUT.tap] LOG
+    check-log.py [--mode check|demo|bench] [--results OUT.tap] LOG
 
 Reads:
   * KUnit's KTAP output (suites run at boot): every test case is one result
@@ -11,7 +11,9 @@ Reads:
     without cases (e.g. its init failed) is one result, kunit.<suite>.
   * The guest runner's TAP (tests/vm/guest/init, secmem.mode=check): every
     program is one result, guest.<program>.
-  * In demo mode, the runner's "secmem-demo:" lines: demo.<script>.
+  * In demo mode, the runner's "secmem-demo:" lines: demo.<script>; in
+    bench mode (make bench) its "secmem-bench:" lines: bench.<script>. The
+    benchmark's figures are not judged here (bench/run.py reads them).
   * Kernel splats anywhere outside test output (table BAD_PATTERNS), and
     the harness's own failure lines (RUN_PATTERNS).
 
@@ -86,6 +88,8 @@ STATS = re.compile(r"^# (.+?): pass:(\d+) fail:(\d+) skip:(\d+) total:(\d+)")
 GUEST_DONE = "secmem-guest: done"
 DEMO_LINE = re.compile(r"^secmem-demo: (ok|not ok) (\S+)")
 DEMO_RESULT = re.compile(r"^secmem-demo: result: (\w+)")
+# Bench mode's runner prints the same lines with its own prefix.
+RUNNER_PREFIX = {"demo": "secmem-demo", "bench": "secmem-bench"}
 
 CONTEXT_BEFORE = 3
 CONTEXT_AFTER = 6
@@ -399,6 +403,13 @@ class Checker:
             self.problem(None, f"guest: no '{GUEST_DONE}' line: the run did not finish")
 
     def parse_demo(self):
+        """Demo mode, and bench mode with its own prefix."""
+        kind = self.mode
+        prefix = RUNNER_PREFIX[kind]
+        line_re, result_re = DEMO_LINE, DEMO_RESULT
+        if kind != "demo":
+            line_re = re.compile(DEMO_LINE.pattern.replace("secmem-demo", prefix))
+            result_re = re.compile(DEMO_RESULT.pattern.replace("secmem-demo", prefix))
         done = False
         verdict = None
         output = []
@@ -406,27 +417,28 @@ class Checker:
             if line.kernel:
                 continue
             text = line.text.rstrip()
-            m = DEMO_LINE.match(text)
+            m = line_re.match(text)
             if m:
-                self.add(Result(f"demo.{m.group(2)}", "pass" if m.group(1) == "ok" else "fail",
+                self.add(Result(f"{kind}.{m.group(2)}", "pass" if m.group(1) == "ok" else "fail",
                                 line=line, diag=output))
                 output = []
                 continue
-            m = DEMO_RESULT.match(text)
+            m = result_re.match(text)
             if m:
                 verdict = (m.group(1), line)
             elif text == GUEST_DONE:
                 done = True
-            elif text.startswith("secmem-demo: run "):
+            elif text.startswith(f"{prefix}: run "):
                 output = []
             else:
                 output.append(line)
         if verdict is None:
-            self.problem(None, "demo: no 'secmem-demo: result:' line")
+            self.problem(None, f"{kind}: no '{prefix}: result:' line")
         elif verdict[0] != "pass":
-            self.problem(verdict[1], "demo: the demonstration failed")
+            self.problem(verdict[1], f"{kind}: the " +
+                         ("demonstration" if kind == "demo" else "benchmark") + " failed")
         if not done:
-            self.problem(None, f"demo: no '{GUEST_DONE}' line: the run did not finish")
+            self.problem(None, f"{kind}: no '{GUEST_DONE}' line: the run did not finish")
 
     # --- output ----------------------------------------------------------
 
@@ -503,7 +515,7 @@ def main():
     ap = argparse.ArgumentParser(description="Judge a secmem VM console log.")
     ap.add_argument("log", help="console log written by run-vm.sh")
     ap.add_argument("--results", metavar="OUT.tap", help="write the results as TAP")
-    ap.add_argument("--mode", choices=("check", "demo"), default="check",
+    ap.add_argument("--mode", choices=("check", "demo", "bench"), default="check",
                     help="what the guest was booted for (default: check)")
     args = ap.parse_args()
 

@@ -3,13 +3,15 @@
 #
 # Boot a secmem guest kernel with the test initramfs under QEMU.
 #
-#   run-vm.sh --kernel BZIMAGE --initrd CPIO --mode check|demo|shell
+#   run-vm.sh --kernel BZIMAGE --initrd CPIO --mode check|demo|bench|shell
 #             [--filter GLOB[,GLOB...]] [--log FILE] [--results FILE.tap]
 #             [--append "extra kernel command line"]
 #
-# The serial console goes to stdout and to the log. check and demo then
-# judge the log with check-log.py and exit with its status (0: pass,
+# The serial console goes to stdout and to the log. check, demo and bench
+# then judge the log with check-log.py and exit with its status (0: pass,
 # 1: fail); shell is interactive and judges nothing. Usage errors exit 2.
+# bench (make bench) is judged like demo: no splat, every script passed;
+# its figures are read from the log by bench/run.py.
 #
 # Environment (defaults in brackets):
 #   QEMU            QEMU binary [qemu-system-x86_64]
@@ -18,7 +20,7 @@
 #   VM_CPUS         vCPUs [2]
 #   VM_MEM          memory, QEMU syntax (512M, 1G; a bare number is MiB) [1G]
 #   VM_NUMA         NUMA nodes [1]; more splits memory and vCPUs evenly
-#   VM_TIMEOUT      seconds before qemu is killed, check and demo only [900]
+#   VM_TIMEOUT      seconds before qemu is killed, all but shell [900]
 #   VM_TEST_TIMEOUT seconds each guest program may run [300]
 #   BUILD           build directory, for the default log [<repo>/build]
 set -eu
@@ -81,9 +83,9 @@ done
 [ -f "$kernel" ] || die "kernel $kernel does not exist (build it first)"
 [ -f "$initrd" ] || die "initramfs $initrd does not exist (tests/vm/mkinitramfs.sh builds it)"
 case $mode in
-check | demo | shell) ;;
-'') die "--mode check|demo|shell is required" ;;
-*) die "unknown mode '$mode' (check, demo or shell)" ;;
+check | demo | bench | shell) ;;
+'') die "--mode check|demo|bench|shell is required" ;;
+*) die "unknown mode '$mode' (check, demo, bench or shell)" ;;
 esac
 case $filter in
 *[[:space:]]*) die "--filter '$filter' contains white space; separate globs with commas" ;;
@@ -121,7 +123,8 @@ command -v "$qemu_bin" >/dev/null || die "$qemu_bin not found: apt-get install q
 
 cmdline="console=ttyS0 printk.time=1 panic=-1 oops=panic panic_on_warn=1 secmem.mode=$mode"
 # KUnit suites run at boot only where they are judged: check mode. A demo
-# or a shell should not wait for the allocator stress tests.
+# or a shell should not wait for the allocator stress tests. (--append comes
+# last and wins: make bench adds kunit.enable=1 with a kunit.filter_glob.)
 if [ "$mode" = check ]; then
 	cmdline="$cmdline kunit.enable=1"
 else

@@ -1,0 +1,689 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fault_bench: the kernel side of `make bench`, run inside the guest.
+ *
+ *   fault_bench [options] fault memfd|memfd_secret|memfd_unmapped
+ *   fault_bench [options] read  memfd|memfd_unmapped
+ *
+ * fault: create a file of --size MiB (256), map it MAP_SHARED and write one
+ * byte to each 4 KiB page in order, pinned to CPU --cpu (0), timing each
+ * first touch with clock_gettime(CLOCK_MONOTONIC). Around the loop (and
+ * only the loop) it reads /proc/vmstat, /proc/interrupts and /proc/meminfo,
+ * and prints
+ *
+ *   fault_mib_s              size / time of the whole loop
+ *   tlb_flushes_per_mib      kernel TLB shootdowns per MiB: the fewest
+ *                            function-call IPIs (/proc/interrupts CAL) that
+ *                            any other CPU received (see shootdowns())
+ *   directmap4k_kib_per_gib  growth of DirectMap4k (/proc/meminfo) per GiB
+ *   alloc_p99_us             99th percentile of one first touch, in us
+ *
+ * and, as extra figures, the raw counters the first two are made of
+ * (nr_tlb_remote_flush from /proc/vmstat, CAL IPIs), the 50th/99.9th
+ * percentile and maximum of a touch, the cost of one clock_gettime(), and
+ * on the patched kernel the unmapped allocator's events.
+ *
+ * read: fill a file of --size MiB by write(), then time read() of it in
+ * --chunk KiB (1024) chunks into a buffer that is already faulted in:
+ * read_mib_s. On an MFD_UNMAPPED memfd every page is copied through the
+ * kernel's mermap.
+ *
+ * --pool cold|warm (patched kernels only) prepares the pool of unmapped
+ * pageblocks first: cold empties it (every node's pool_target and
+ * watermarks to 0, vm.drop_caches=3 until stats/free_bytes is below one
+ * pageblock); warm sets every node's pool_target to --size plus two
+ * pageblocks and waits until stats/free_bytes reaches it. Counters are
+ * read after the pool is ready, so its conversions are not counted.
+ *
+ * Every figure is one line on stdout:
+ *
+ *   secmem-bench: case=CASE figure=NAME value=NUMBER
+ *
+ * CASE is --case, by default "<stock|patched>.<kind>[_<pool>]" (patched if
+ * /sys/kernel/mm/unmapped exists). Exit status: 0 measured, 4 skipped
+ * (the kind or the pool is not supported by this kernel), 1 error.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <glob.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* glibc's <sys/mman.h> has memfd_create(); the flag is newer than it. */
+#ifndef MFD_UNMAPPED
+#define MFD_UNMAPPED	0x0020U
+#endif
+#ifndef __NR_memfd_secret
+#define __NR_memfd_secret 447
+#endif
+
+#define PAGE		4096UL
+#define EXIT_SKIP	4
+
+static const char *prog = "fault_bench";
+
+static struct {
+	unsigned long size_mib;
+	unsigned long chunk_kib;
+	const char *pool;	/* NULL, "cold" or "warm" */
+	const char *case_name;
+	double pool_timeout;
+	int cpu;
+} opt = { 256, 1024, NULL, NULL, 120, 0 };
+
+static char case_buf[128];
+
+static __attribute__((format(printf, 1, 2), noreturn)) void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: error: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static __attribute__((format(printf, 1, 2), noreturn)) void skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("secmem-bench: skip case=%s: ", opt.case_name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	exit(EXIT_SKIP);
+}
+
+static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("secmem-bench: note case=%s: ", opt.case_name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static void figure(const char *name, double value)
+{
+	printf("secmem-bench: case=%s figure=%s value=%.6g\n", opt.case_name,
+	       name, value);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - (time_t)s) * 1e9) };
+
+	nanosleep(&ts, NULL);
+}
+
+/* --- counters ------------------------------------------------------------- */
+
+/* The number after "key" in a "key value" or "key: value kB" file; -1 if absent. */
+static long long read_key(const char *path, const char *key)
+{
+	size_t len = strlen(key);
+	long long val = -1;
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, len) &&
+		    (line[len] == ' ' || line[len] == ':')) {
+			val = strtoll(line + len + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return val;
+}
+
+#define MAX_CPUS	64
+
+/*
+ * A line of /proc/interrupts ("CAL:", "TLB:"): the count of each CPU into
+ * @percpu (if not NULL), the sum returned; -1 if absent.
+ */
+static long long read_irq(const char *name, long long *percpu)
+{
+	size_t len = strlen(name);
+	long long sum = -1;
+	char line[4096];
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *end;
+		int cpu = 0;
+
+		while (*p == ' ')
+			p++;
+		if (strncmp(p, name, len) || p[len] != ':')
+			continue;
+		sum = 0;
+		for (p += len + 1;; p = end, cpu++) {
+			long long v = strtoll(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (percpu && cpu < MAX_CPUS)
+				percpu[cpu] = v;
+			sum += v;
+		}
+		break;
+	}
+	fclose(f);
+	return sum;
+}
+
+enum ctr {
+	C_CAL, C_TLB_IRQ, C_REMOTE_FLUSH, C_REMOTE_FLUSH_RECEIVED,
+	C_DM4K, C_DM2M, C_BLOCK_UNMAP, C_ALLOC_POOL, C_ALLOC_CONVERT,
+	C_ALLOC_FAIL, C_UNMAPPED_TLB_FLUSH, C_MERMAP_FLUSH,
+	NCTR
+};
+
+static const char *const vmstat_key[NCTR] = {
+	[C_REMOTE_FLUSH] = "nr_tlb_remote_flush",
+	[C_REMOTE_FLUSH_RECEIVED] = "nr_tlb_remote_flush_received",
+	[C_BLOCK_UNMAP] = "unmapped_block_unmap",
+	[C_ALLOC_POOL] = "unmapped_alloc_pool",
+	[C_ALLOC_CONVERT] = "unmapped_alloc_convert",
+	[C_ALLOC_FAIL] = "unmapped_alloc_fail",
+	[C_UNMAPPED_TLB_FLUSH] = "unmapped_tlb_flush",
+	[C_MERMAP_FLUSH] = "unmapped_mermap_flush",
+};
+
+static void read_counters(long long *c, long long *cal_percpu)
+{
+	for (int i = 0; i < NCTR; i++)
+		c[i] = vmstat_key[i] ? read_key("/proc/vmstat", vmstat_key[i]) : -1;
+	c[C_CAL] = read_irq("CAL", cal_percpu);
+	c[C_TLB_IRQ] = read_irq("TLB", NULL);
+	c[C_DM4K] = read_key("/proc/meminfo", "DirectMap4k");
+	c[C_DM2M] = read_key("/proc/meminfo", "DirectMap2M");
+}
+
+/* --- the pool of unmapped pageblocks -------------------------------------- */
+
+static bool patched_kernel(void)
+{
+	return access("/sys/kernel/mm/unmapped", F_OK) == 0;
+}
+
+static void write_file(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		die("open %s: %s", path, strerror(errno));
+	n = write(fd, value, strlen(value));
+	if (n != (ssize_t)strlen(value))
+		die("write '%s' to %s: %s", value, path,
+		    n < 0 ? strerror(errno) : "short write");
+	close(fd);
+}
+
+static long long read_number(const char *path)
+{
+	long long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		die("open %s: %s", path, strerror(errno));
+	if (fscanf(f, "%lld", &v) != 1)
+		die("%s: not a number", path);
+	fclose(f);
+	return v;
+}
+
+/* Applies @fn to every node's unmapped/ directory; returns how many. */
+static size_t for_each_node(void (*fn)(const char *dir, void *arg), void *arg)
+{
+	glob_t g;
+	size_t n;
+
+	if (glob("/sys/devices/system/node/node*/unmapped", GLOB_ONLYDIR, NULL, &g))
+		return 0;
+	n = g.gl_pathc;
+	for (size_t i = 0; i < n; i++)
+		fn(g.gl_pathv[i], arg);
+	globfree(&g);
+	return n;
+}
+
+static void node_set(const char *dir, void *arg)
+{
+	char path[512];
+
+	/* low first, then high, so that low <= high holds at every step */
+	snprintf(path, sizeof(path), "%s/watermark_low", dir);
+	write_file(path, "0");
+	snprintf(path, sizeof(path), "%s/watermark_high", dir);
+	write_file(path, "0");
+	snprintf(path, sizeof(path), "%s/pool_target", dir);
+	write_file(path, arg);
+}
+
+static void node_free(const char *dir, void *arg)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/stats/free_bytes", dir);
+	*(long long *)arg += read_number(path);
+}
+
+static long long pool_free_bytes(void)
+{
+	long long sum = 0;
+
+	for_each_node(node_free, &sum);
+	return sum;
+}
+
+static void pool_prepare(void)
+{
+	long long pageblock, want, free_now = 0;
+	char target[64];
+	double t0 = now();
+	size_t nodes;
+
+	if (!patched_kernel())
+		skip("no unmapped allocator on this kernel: no pool to prepare");
+	pageblock = read_number("/sys/kernel/mm/unmapped/pageblock_bytes");
+	if (!strcmp(opt.pool, "cold")) {
+		nodes = for_each_node(node_set, "0");
+		for (;;) {
+			write_file("/proc/sys/vm/drop_caches", "3");
+			free_now = pool_free_bytes();
+			if (free_now < pageblock || now() - t0 > opt.pool_timeout)
+				break;
+			sleep_s(0.05);
+		}
+		if (free_now >= pageblock)
+			note("pool not empty after %.0f s: %lld bytes free",
+			     opt.pool_timeout, free_now);
+		want = 0;
+	} else {
+		want = ((long long)opt.size_mib << 20) + 2 * pageblock;
+		snprintf(target, sizeof(target), "%lld", want);
+		nodes = for_each_node(node_set, target);
+		for (;;) {
+			free_now = pool_free_bytes();
+			if (free_now >= want || now() - t0 > opt.pool_timeout)
+				break;
+			sleep_s(0.05);
+		}
+		if (free_now < want)
+			note("pool not filled after %.0f s: %lld of %lld bytes",
+			     opt.pool_timeout, free_now, want);
+	}
+	if (!nodes)
+		die("no /sys/devices/system/node/node*/unmapped directory");
+	/* Let the worker's last conversion or release (and its flush) finish. */
+	sleep_s(0.2);
+	note("pool %s: %lld bytes free (wanted %lld) after %.2f s", opt.pool,
+	     pool_free_bytes(), want, now() - t0);
+}
+
+/* --- files ---------------------------------------------------------------- */
+
+enum kind { K_MEMFD, K_SECRET, K_UNMAPPED };
+
+static int open_file(enum kind k, size_t size, bool truncate)
+{
+	int fd;
+
+	switch (k) {
+	case K_MEMFD:
+		fd = memfd_create("bench", MFD_CLOEXEC);
+		break;
+	case K_SECRET:
+		fd = syscall(__NR_memfd_secret, O_CLOEXEC);
+		if (fd < 0 && (errno == ENOSYS || errno == EINVAL))
+			skip("memfd_secret: %s", strerror(errno));
+		break;
+	default:
+		fd = memfd_create("bench", MFD_CLOEXEC | MFD_UNMAPPED);
+		if (fd < 0 && errno == EINVAL)
+			skip("memfd_create(MFD_UNMAPPED): EINVAL, not supported by this kernel");
+		break;
+	}
+	if (fd < 0)
+		die("creating the file: %s", strerror(errno));
+	if (truncate && ftruncate(fd, (off_t)size))
+		die("ftruncate: %s", strerror(errno));
+	return fd;
+}
+
+/* --- fault ---------------------------------------------------------------- */
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of sorted @v. */
+static double pct(const uint32_t *v, size_t n, double p)
+{
+	size_t rank = (size_t)(p / 100.0 * n + 0.999999);
+
+	if (rank < 1)
+		rank = 1;
+	if (rank > n)
+		rank = n;
+	return v[rank - 1];
+}
+
+/* Cost of one clock_gettime(CLOCK_MONOTONIC), in ns. */
+static double clock_cost_ns(void)
+{
+	struct timespec ts;
+	const int n = 20000;
+	double t0 = now();
+
+	for (int i = 0; i < n; i++)
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (now() - t0) / n * 1e9;
+}
+
+static uint64_t ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+/*
+ * Kernel TLB shootdowns during the loop. Every one (flush_tlb_kernel_range(),
+ * flush_tlb_all(), the flushes of set_memory_*()) is an on_each_cpu() call
+ * from the faulting CPU: one function-call IPI to every other online CPU,
+ * and none to its own. The loop runs pinned to opt.cpu, so the fewest IPIs
+ * that any other CPU received bounds the shootdowns from above; IPIs for
+ * anything else (remote wakeups, idle-balance kicks) only add to it.
+ */
+static double shootdowns(const long long *before, const long long *after, long cpus)
+{
+	long long best = -1;
+
+	for (long c = 0; c < cpus && c < MAX_CPUS; c++) {
+		long long d = after[c] - before[c];
+
+		if (c != opt.cpu && (best < 0 || d < best))
+			best = d;
+	}
+	return best < 0 ? 0 : (double)best;
+}
+
+static void run_fault(enum kind k)
+{
+	size_t size = opt.size_mib << 20, pages = size / PAGE;
+	double mib = (double)opt.size_mib, t0, t1, clk;
+	long long before[NCTR], after[NCTR];
+	long long cal0[MAX_CPUS] = { 0 }, cal1[MAX_CPUS] = { 0 };
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+	uint32_t *lat;
+	char *p;
+	int fd;
+
+	lat = malloc(pages * sizeof(*lat));
+	if (!lat)
+		die("out of memory");
+	memset(lat, 0, pages * sizeof(*lat));	/* faulted in, outside the loop */
+	fd = open_file(k, size, true);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		die("mmap of %zu bytes: %s", size, strerror(errno));
+	if (opt.pool)
+		pool_prepare();
+	CPU_ZERO(&set);
+	CPU_SET(opt.cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("pinning to CPU %d: %s", opt.cpu, strerror(errno));
+	sched_yield();
+	clk = clock_cost_ns();
+
+	read_counters(before, cal0);
+	t0 = now();
+	for (size_t i = 0; i < pages; i++) {
+		uint64_t a = ns();
+
+		p[i * PAGE] = 1;
+		lat[i] = (uint32_t)(ns() - a);
+	}
+	t1 = now();
+	read_counters(after, cal1);
+
+	qsort(lat, pages, sizeof(*lat), cmp_u32);
+#define D(c) ((double)(after[c] - before[c]))
+	figure("fault_mib_s", mib / (t1 - t0));
+	figure("tlb_flushes_per_mib",
+	       before[C_CAL] >= 0 ? shootdowns(cal0, cal1, cpus) / mib : 0);
+	figure("directmap4k_kib_per_gib", D(C_DM4K) / (mib / 1024));
+	figure("alloc_p99_us", pct(lat, pages, 99) / 1e3);
+	/* extras */
+	figure("fault_seconds", t1 - t0);
+	figure("call_ipis_per_mib", D(C_CAL) / mib);
+	if (opt.cpu < MAX_CPUS)
+		figure("call_ipis_own_cpu", (double)(cal1[opt.cpu] - cal0[opt.cpu]));
+	if (before[C_TLB_IRQ] >= 0)
+		figure("tlb_ipis_per_mib", D(C_TLB_IRQ) / mib);
+	if (before[C_REMOTE_FLUSH] >= 0) {
+		figure("nr_tlb_remote_flush_per_mib", D(C_REMOTE_FLUSH) / mib);
+		figure("nr_tlb_remote_flush_received_per_mib",
+		       D(C_REMOTE_FLUSH_RECEIVED) / mib);
+	}
+	figure("directmap2m_kib_per_gib", D(C_DM2M) / (mib / 1024));
+	figure("alloc_p50_us", pct(lat, pages, 50) / 1e3);
+	figure("alloc_p999_us", pct(lat, pages, 99.9) / 1e3);
+	figure("alloc_max_us", lat[pages - 1] / 1e3);
+	figure("clock_gettime_ns", clk);
+	if (before[C_BLOCK_UNMAP] >= 0) {
+		figure("unmapped_block_unmap", D(C_BLOCK_UNMAP));
+		figure("unmapped_alloc_pool", D(C_ALLOC_POOL));
+		figure("unmapped_alloc_convert", D(C_ALLOC_CONVERT));
+		figure("unmapped_alloc_fail", D(C_ALLOC_FAIL));
+		if (before[C_UNMAPPED_TLB_FLUSH] >= 0)
+			figure("unmapped_tlb_flush", D(C_UNMAPPED_TLB_FLUSH));
+		if (before[C_MERMAP_FLUSH] >= 0)
+			figure("unmapped_mermap_flush", D(C_MERMAP_FLUSH));
+	}
+#undef D
+	munmap(p, size);
+	close(fd);
+	free(lat);
+}
+
+/* --- read ----------------------------------------------------------------- */
+
+static void run_read(enum kind k)
+{
+	size_t size = opt.size_mib << 20, chunk = opt.chunk_kib << 10, done;
+	double t0, t1;
+	char *buf;
+	int fd;
+
+	if (k == K_SECRET)
+		die("read: memfd_secret files cannot be read(); use memfd or memfd_unmapped");
+	if (!chunk || size % chunk)
+		die("--chunk must divide --size");
+	buf = malloc(chunk);
+	if (!buf)
+		die("out of memory");
+	fd = open_file(k, size, false);
+	if (opt.pool)
+		pool_prepare();
+	for (done = 0; done < size; done += chunk) {
+		memset(buf, (int)(done / chunk) & 0xff, chunk);
+		if (write(fd, buf, chunk) != (ssize_t)chunk)
+			die("write at %zu: %s", done, strerror(errno));
+	}
+	memset(buf, 0xa5, chunk);
+
+	t0 = now();
+	for (done = 0; done < size; done += chunk) {
+		if (pread(fd, buf, chunk, (off_t)done) != (ssize_t)chunk)
+			die("read at %zu: %s", done, strerror(errno));
+	}
+	t1 = now();
+	/* The last chunk read must hold what was written there. */
+	if (buf[0] != (char)((size / chunk - 1) & 0xff) ||
+	    buf[chunk - 1] != (char)((size / chunk - 1) & 0xff))
+		die("read back wrong data");
+
+	figure("read_mib_s", (double)opt.size_mib / (t1 - t0));
+	figure("read_seconds", t1 - t0);
+	close(fd);
+	free(buf);
+}
+
+/* --- main ----------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: %s [options] fault memfd|memfd_secret|memfd_unmapped\n"
+"       %s [options] read memfd|memfd_unmapped\n"
+"  --size MIB        file size (default 256)\n"
+"  --chunk KIB       read: size of one read() (default 1024)\n"
+"  --pool cold|warm  patched kernels: empty or fill the unmapped pool first\n"
+"  --pool-timeout S  give up waiting for the pool after S seconds (120)\n"
+"  --cpu N           fault: run the loop on CPU N (default 0)\n"
+"  --case NAME       case name in the output (default <flavor>.<kind>[_<pool>])\n"
+"Prints 'secmem-bench: case=NAME figure=NAME value=N' lines; exit 4: skipped.\n",
+		prog, prog);
+}
+
+static unsigned long parse_ulong(const char *s, const char *what)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || !v)
+		die("%s: '%s' is not a positive number", what, s);
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "size", required_argument, NULL, 's' },
+		{ "chunk", required_argument, NULL, 'c' },
+		{ "pool", required_argument, NULL, 'p' },
+		{ "pool-timeout", required_argument, NULL, 't' },
+		{ "case", required_argument, NULL, 'n' },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rlimit lim, unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+	const char *mode, *kind_name;
+	enum kind k;
+	int c;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			opt.size_mib = parse_ulong(optarg, "--size");
+			break;
+		case 'c':
+			opt.chunk_kib = parse_ulong(optarg, "--chunk");
+			break;
+		case 'p':
+			if (strcmp(optarg, "cold") && strcmp(optarg, "warm"))
+				die("--pool must be cold or warm");
+			opt.pool = optarg;
+			break;
+		case 't':
+			opt.pool_timeout = (double)parse_ulong(optarg, "--pool-timeout");
+			break;
+		case 'n':
+			opt.case_name = optarg;
+			break;
+		case 'C': {
+			char *end;
+
+			opt.cpu = (int)strtol(optarg, &end, 10);
+			if (end == optarg || *end || opt.cpu < 0 || opt.cpu >= CPU_SETSIZE)
+				die("--cpu: '%s' is not a CPU number", optarg);
+			break;
+		}
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		usage(stderr);
+		return 2;
+	}
+	mode = argv[optind];
+	kind_name = argv[optind + 1];
+	if (!strcmp(kind_name, "memfd"))
+		k = K_MEMFD;
+	else if (!strcmp(kind_name, "memfd_secret"))
+		k = K_SECRET;
+	else if (!strcmp(kind_name, "memfd_unmapped"))
+		k = K_UNMAPPED;
+	else
+		die("unknown kind '%s'", kind_name);
+	if (!opt.case_name) {
+		snprintf(case_buf, sizeof(case_buf), "%s.%s%s%s",
+			 patched_kernel() ? "patched" : "stock", kind_name,
+			 opt.pool ? "_" : "", opt.pool ? opt.pool : "");
+		opt.case_name = case_buf;
+	}
+	/* secretmem and MFD_UNMAPPED charge RLIMIT_MEMLOCK, root included. */
+	if ((getrlimit(RLIMIT_MEMLOCK, &lim) || lim.rlim_cur != RLIM_INFINITY) &&
+	    setrlimit(RLIMIT_MEMLOCK, &unlimited))
+		note("setrlimit(RLIMIT_MEMLOCK): %s", strerror(errno));
+
+	if (!strcmp(mode, "fault"))
+		run_fault(k);
+	else if (!strcmp(mode, "read"))
+		run_read(k);
+	else
+		die("unknown mode '%s' (fault or read)", mode);
+	return 0;
+}

@@ -1,0 +1,712 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The driver of `make bench` (bench/README.md, docs/PERFORMANCE.md).
+
+    run.py [--vcpus 2,4] [--runs 5] [--mem 2G] [--only kernel|userspace]
+           [--alloc-runs N] [--parse-only]
+
+Boots the stock and the patched release kernel (same config, same QEMU
+settings: TCG, -cpu max) with tests/vm/run-vm.sh --mode bench, once per run
+and vCPU count, each boot running the kernel cases of
+bench/guest/bench.d/10-kernel once on a freshly booted kernel (so that
+every run of stock.memfd_secret starts from an unsplit direct map and every
+cold pool is really empty). Patched boots also run the mermap KUnit case
+mermap_test_cost (kunit.enable=1, kunit.filter_glob), whose console line
+gives the mermap figures. Then alloc_bench runs on the host and, in one more
+patched boot per vCPU count, in the guest.
+
+Each figure is the median of the runs; min, max and every value are in
+meta.spread. Writes $BUILD/bench/results.json, results.md and results.png
+(gnuplot) and prints the tables. Exit status: 0 when every boot passed and
+every figure was measured, 1 otherwise (a missed performance target is
+reported, never an error), 2 on usage errors.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.abspath(os.environ.get("BUILD") or os.path.join(TOP, "build"))
+OUT = os.path.join(BUILD, "bench")
+LOGS = os.path.join(OUT, "logs")
+RUN_VM = os.path.join(TOP, "tests", "vm", "run-vm.sh")
+INITRD = os.path.join(OUT, "initramfs.cpio.gz")
+ALLOC_BENCH = os.path.join(OUT, "alloc_bench")
+
+FLAVORS = ("stock", "patched")
+KERNEL_CASES = (
+    "stock.memfd", "stock.memfd_secret",
+    "patched.memfd", "patched.memfd_secret",
+    "patched.memfd_unmapped_cold", "patched.memfd_unmapped_warm",
+)
+KERNEL_FIGURES = ("fault_mib_s", "tlb_flushes_per_mib", "directmap4k_kib_per_gib",
+                  "alloc_p99_us")
+# Also printed by fault_bench; kept in meta.kernel_extra.
+KERNEL_EXTRA = ("call_ipis_per_mib", "nr_tlb_remote_flush_per_mib",
+                "nr_tlb_remote_flush_received_per_mib", "tlb_ipis_per_mib",
+                "directmap2m_kib_per_gib", "alloc_p50_us", "alloc_p999_us",
+                "alloc_max_us", "fault_seconds", "clock_gettime_ns",
+                "unmapped_block_unmap", "unmapped_alloc_pool", "unmapped_alloc_convert",
+                "unmapped_alloc_fail", "unmapped_tlb_flush", "unmapped_mermap_flush")
+READ_CASES = ("patched.memfd", "patched.memfd_unmapped")
+READ_FIGURES = ("read_mib_s",)
+# Names in results.json <- fields of the "mermap_cost:" line.
+MERMAP_FIGURES = (("mermap_pair_ns", "pair_immediate_ns"),
+                  ("mermap_pair_deferred_ns", "pair_deferred_ns"),
+                  ("mermap_wrap_flush_ns", "wrap_flush_ns"),
+                  ("memcpy4k_ns", "memcpy4k_ns"))
+USER_FIGURES = ("alloc_free_ns_32", "alloc_free_ns_64", "alloc_free_ns_256",
+                "alloc_free_ns_4096", "alloc_free_ns_64_t2", "live_32b_max",
+                "mappings", "rss_bytes_per_secret")
+
+FIGURE_RE = re.compile(r"secmem-bench: case=(\S+) figure=(\S+) value=(\S+)")
+FLAVOR_RE = re.compile(r"secmem-bench: flavor=(\w+) cpus=(\d+)")
+NOTE_RE = re.compile(r"secmem-bench: (note|skip|error)\b(.*)")
+JSON_RE = re.compile(r"^secmem-bench: userspace-json: ?(.*)$")
+MERMAP_RE = re.compile(r"mermap_cost: pair_immediate_ns=(\d+) pair_deferred_ns=(\d+) "
+                       r"wrap_flush_ns=(\d+) memcpy4k_ns=(\d+)")
+VERSION_RE = re.compile(r"\] Linux version (\S+) .*?(#\d+ .*?)\s*$")
+ANSI_RE = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[@-Z\\-_c])")
+TIMESTAMP_RE = re.compile(r"^\[\s*\d+\.\d+\] ?")
+
+KUNIT_APPEND = "kunit.enable=1 kunit.filter_glob=mermap.mermap_test_cost"
+
+
+def say(msg):
+    print(f"bench: {msg}", flush=True)
+
+
+def vkey(vcpus):
+    return f"vcpus_{vcpus}"
+
+
+# --- booting ----------------------------------------------------------------
+
+def bzimage(flavor):
+    return os.path.join(BUILD, "kernel", f"{flavor}-release", "arch", "x86", "boot", "bzImage")
+
+
+class Boot:
+    def __init__(self, flavor, vcpus, what, run):
+        self.flavor = flavor
+        self.vcpus = vcpus
+        self.what = what            # "kernel" or "userspace"
+        self.run = run
+        name = f"{flavor}-{vcpus}cpu-{what}" + (f"-run{run}" if run else "")
+        self.name = name
+        self.log = os.path.join(LOGS, name + ".log")
+        self.out = os.path.join(LOGS, name + ".out")
+        self.status = None
+        self.seconds = None
+
+    def command(self, args):
+        # nohz=off: no nohz idle-balance kicks (function-call IPIs) to
+        # blur the shootdown count; the same for both kernels.
+        append = ["nohz=off", f"secmem.bench={self.what}", f"secmem.bench_mib={args.mib}"]
+        if self.what == "kernel" and self.flavor == "patched":
+            append.append(KUNIT_APPEND)
+        if self.what == "userspace":
+            extra = ["--quick"] if args.alloc_quick else []
+            if args.alloc_runs:
+                extra += ["--runs", str(args.alloc_runs)]
+            if extra:
+                append.append("secmem.bench_alloc_args=" + ",".join(extra))
+        return [RUN_VM, "--kernel", bzimage(self.flavor), "--initrd", INITRD,
+                "--mode", "bench", "--log", self.log, "--append", " ".join(append)]
+
+    def execute(self, args):
+        env = dict(os.environ, BUILD=BUILD, QEMU_ACCEL="tcg", QEMU_CPU="max",
+                   VM_CPUS=str(self.vcpus), VM_MEM=args.mem, VM_NUMA="1")
+        if self.what == "userspace":
+            env.update(VM_TIMEOUT="1500", VM_TEST_TIMEOUT="1400")
+        else:
+            env.update(VM_TIMEOUT="900", VM_TEST_TIMEOUT="800")
+        start = time.monotonic()
+        with open(self.out, "w") as out:
+            self.status = subprocess.call(self.command(args), stdout=out,
+                                          stderr=subprocess.STDOUT, env=env)
+        self.seconds = time.monotonic() - start
+
+
+# --- reading the logs -----------------------------------------------------------
+
+class Samples:
+    """value lists keyed by (section, vcpus, case, figure)."""
+
+    def __init__(self):
+        self.values = {}
+        self.problems = []
+        self.notes = []
+        self.versions = {}
+        self.userspace = {}          # "guest_vcpus_N" -> alloc_bench JSON
+
+    def add(self, section, vcpus, case, figure, value):
+        self.values.setdefault((section, vcpus, case, figure), []).append(value)
+
+    def get(self, section, vcpus, case, figure):
+        return self.values.get((section, vcpus, case, figure), [])
+
+
+def clean_lines(path):
+    with open(path, "rb") as f:
+        data = f.read().decode("utf-8", errors="replace")
+    for raw in data.split("\n"):
+        yield ANSI_RE.sub("", raw).replace("\r", "").replace("\0", "")
+
+
+def parse_boot(boot, samples):
+    if not os.path.exists(boot.log):
+        samples.problems.append(f"{boot.name}: no log ({boot.log})")
+        return
+    flavor_seen = None
+    json_lines = []
+    mermap = None
+    for line in clean_lines(boot.log):
+        text = TIMESTAMP_RE.sub("", line)
+        m = VERSION_RE.search(line)
+        if m:
+            samples.versions.setdefault(boot.flavor, f"{m.group(1)} {m.group(2)}")
+        m = FLAVOR_RE.search(text)
+        if m:
+            flavor_seen = m.group(1)
+            if int(m.group(2)) != boot.vcpus:
+                samples.problems.append(f"{boot.name}: the guest has {m.group(2)} CPUs")
+        m = MERMAP_RE.search(text)
+        if m:
+            mermap = [int(x) for x in m.groups()]
+        m = JSON_RE.match(text)
+        if m:
+            json_lines.append(m.group(1))
+            continue
+        m = FIGURE_RE.search(text)
+        if m:
+            case, figure, value = m.groups()
+            try:
+                v = float(value)
+            except ValueError:
+                samples.problems.append(f"{boot.name}: bad value in: {text}")
+                continue
+            if not case.startswith(boot.flavor + "."):
+                msg = f"{boot.name}: case {case} on the {boot.flavor} kernel"
+                if msg not in samples.problems:
+                    samples.problems.append(msg)
+                continue
+            section = "read" if figure.startswith("read_") else "kernel"
+            samples.add(section, boot.vcpus, case, figure, v)
+            continue
+        m = NOTE_RE.search(text)
+        if m:
+            samples.notes.append(f"{boot.name}: {m.group(1)}{m.group(2)}")
+    if boot.what == "kernel" and flavor_seen != boot.flavor:
+        samples.problems.append(f"{boot.name}: the guest reported flavor {flavor_seen}, "
+                                f"expected {boot.flavor}")
+    if boot.what == "kernel" and boot.flavor == "patched":
+        if mermap is None:
+            samples.problems.append(f"{boot.name}: no 'mermap_cost:' line from KUnit")
+        else:
+            for (name, _), v in zip(MERMAP_FIGURES, mermap):
+                samples.add("mermap", boot.vcpus, "mermap", name, float(v))
+    if boot.what == "userspace":
+        if not json_lines:
+            samples.problems.append(f"{boot.name}: no alloc_bench JSON in the log")
+        else:
+            try:
+                samples.userspace[f"guest_{vkey(boot.vcpus)}"] = json.loads("\n".join(json_lines))
+            except ValueError as e:
+                samples.problems.append(f"{boot.name}: alloc_bench JSON unreadable: {e}")
+
+
+# --- statistics and output -----------------------------------------------------------
+
+def rnd(v):
+    if v is None:
+        return None
+    if v == int(v) and abs(v) < 1e15:
+        return int(v)
+    a = abs(v)
+    digits = 1 if a >= 100 else 2 if a >= 1 else 4
+    return round(v, digits)
+
+
+def summary(values):
+    if not values:
+        return None
+    return {"median": rnd(statistics.median(values)), "min": rnd(min(values)),
+            "max": rnd(max(values)), "runs": len(values), "values": [rnd(v) for v in values]}
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    if isinstance(v, float) and v != int(v):
+        a = abs(v)
+        return f"{v:.1f}" if a >= 100 else f"{v:.2f}" if a >= 1 else f"{v:.3f}"
+    return f"{int(v)}"
+
+
+def fmt_spread(s):
+    if s is None:
+        return "-"
+    if s["runs"] == 1 or s["min"] == s["max"]:
+        return fmt(s["median"])
+    return f"{fmt(s['median'])} ({fmt(s['min'])}–{fmt(s['max'])})"
+
+
+def md_table(header, rows):
+    out = ["| " + " | ".join(header) + " |",
+           "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
+
+
+def build_results(args, samples, boots, host_json, started):
+    res = {"kernel": {}, "read": {}, "mermap": {}, "userspace": {}, "meta": {}}
+    spread = {"kernel": {}, "read": {}, "mermap": {}}
+    extra = {}
+    missing = []
+    for vcpus in args.vcpus:
+        vk = vkey(vcpus)
+        if args.only in (None, "kernel"):
+            res["kernel"][vk], spread["kernel"][vk], extra[vk] = {}, {}, {}
+            for case in KERNEL_CASES:
+                res["kernel"][vk][case], spread["kernel"][vk][case] = {}, {}
+                for fig in KERNEL_FIGURES:
+                    s = summary(samples.get("kernel", vcpus, case, fig))
+                    if s is None:
+                        missing.append(f"kernel {vk} {case} {fig}")
+                    res["kernel"][vk][case][fig] = s["median"] if s else None
+                    spread["kernel"][vk][case][fig] = s
+                extra[vk][case] = {fig: summary(samples.get("kernel", vcpus, case, fig))
+                                   for fig in KERNEL_EXTRA
+                                   if samples.get("kernel", vcpus, case, fig)}
+            res["read"][vk], spread["read"][vk] = {}, {}
+            for case in READ_CASES:
+                res["read"][vk][case], spread["read"][vk][case] = {}, {}
+                for fig in READ_FIGURES:
+                    s = summary(samples.get("read", vcpus, case, fig))
+                    if s is None:
+                        missing.append(f"read {vk} {case} {fig}")
+                    res["read"][vk][case][fig] = s["median"] if s else None
+                    spread["read"][vk][case][fig] = s
+            res["mermap"][vk], spread["mermap"][vk] = {}, {}
+            for name, _ in MERMAP_FIGURES:
+                s = summary(samples.get("mermap", vcpus, "mermap", name))
+                if s is None:
+                    missing.append(f"mermap {vk} {name}")
+                res["mermap"][vk][name] = s["median"] if s else None
+                spread["mermap"][vk][name] = s
+    user_meta = {}
+    if args.only in (None, "userspace"):
+        sources = [("host", host_json)]
+        sources += [(f"guest_{vkey(v)}", samples.userspace.get(f"guest_{vkey(v)}"))
+                    for v in args.vcpus]
+        for key, doc in sources:
+            if not doc:
+                missing.append(f"userspace {key}")
+                res["userspace"][key] = None
+                continue
+            res["userspace"][key] = doc.get("userspace")
+            user_meta[key] = doc.get("meta")
+    version = {f: samples.versions.get(f) for f in FLAVORS}
+    kernels = {}
+    for f in FLAVORS:
+        keyfile = os.path.join(BUILD, "kernel", f"{f}-release", ".secmem-key")
+        kernels[f] = {
+            "version": version[f],
+            "bzimage": os.path.relpath(bzimage(f), TOP),
+            "build_key": open(keyfile).read().strip() if os.path.exists(keyfile) else None,
+        }
+    res["meta"] = {
+        "date": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "kernel_versions": kernels,
+        "vcpus": args.vcpus,
+        "guest_memory": args.mem,
+        "qemu": {"accel": "tcg", "cpu": "max", "numa_nodes": 1},
+        "runs": args.runs,
+        "file_mib": args.mib,
+        "layout": ("kernel, read and mermap are keyed by 'vcpus_N' first, then case and "
+                   "figure; userspace by 'host' or 'guest_vcpus_N', then allocator and "
+                   "figure; every value is the median of meta.runs runs (one per fresh "
+                   "boot), min/max/values in meta.spread"),
+        "host": {
+            "kernel": platform.release(),
+            "cpus": os.cpu_count(),
+            "loadavg_start": args.loadavg_start,
+            "loadavg_end": list(os.getloadavg()),
+        },
+        "spread": spread,
+        "kernel_extra": extra,
+        "userspace_meta": user_meta,
+        "boots": [{"name": b.name, "status": b.status, "seconds": rnd(b.seconds),
+                   "log": os.path.relpath(b.log, TOP)} for b in boots],
+        "notes": samples.notes,
+        "problems": samples.problems + [f"not measured: {m}" for m in missing],
+        "seconds": rnd(time.monotonic() - args.t0),
+    }
+    res["meta"]["targets"] = targets(res, args)
+    return res
+
+
+def targets(res, args):
+    out = []
+
+    def add(name, vk, met, detail):
+        out.append({"target": name, "vcpus": vk, "met": met, "detail": detail})
+
+    for vcpus in args.vcpus:
+        vk = vkey(vcpus)
+        k = res["kernel"].get(vk)
+        r = res["read"].get(vk)
+        if not k:
+            continue
+
+        def g(case, fig):
+            return k.get(case, {}).get(fig)
+
+        warm = g("patched.memfd_unmapped_warm", "fault_mib_s")
+        plain = g("patched.memfd", "fault_mib_s")
+        ssec = g("stock.memfd_secret", "fault_mib_s")
+        psec = g("patched.memfd_secret", "fault_mib_s")
+        if None not in (warm, plain):
+            add("patched.memfd_unmapped_warm.fault_mib_s >= 0.9 x patched.memfd.fault_mib_s",
+                vk, warm >= 0.9 * plain, f"{fmt(warm)} vs 0.9 x {fmt(plain)} = {fmt(0.9 * plain)}")
+        if None not in (warm, ssec):
+            add("patched.memfd_unmapped_warm.fault_mib_s >= 5 x stock.memfd_secret.fault_mib_s",
+                vk, warm >= 5 * ssec, f"{fmt(warm)} vs 5 x {fmt(ssec)} = {fmt(5 * ssec)}")
+        cold_f = g("patched.memfd_unmapped_cold", "tlb_flushes_per_mib")
+        if cold_f is not None:
+            add("patched.memfd_unmapped_cold.tlb_flushes_per_mib <= 0.5", vk,
+                cold_f <= 0.5, fmt(cold_f))
+        warm_f = g("patched.memfd_unmapped_warm", "tlb_flushes_per_mib")
+        if warm_f is not None:
+            add("patched.memfd_unmapped_warm.tlb_flushes_per_mib = 0", vk, warm_f == 0,
+                fmt(warm_f))
+        for case in ("patched.memfd_unmapped_cold", "patched.memfd_unmapped_warm"):
+            d = g(case, "directmap4k_kib_per_gib")
+            if d is not None:
+                add(f"{case}.directmap4k_kib_per_gib = 0", vk, d == 0, fmt(d))
+        if None not in (psec, warm):
+            add("patched.memfd_secret.fault_mib_s within 10% of patched.memfd_unmapped_warm",
+                vk, abs(psec - warm) <= 0.1 * warm,
+                f"{fmt(psec)} vs {fmt(warm)} ({(psec - warm) / warm * 100:+.1f}%)")
+        if r:
+            ru = r.get("patched.memfd_unmapped", {}).get("read_mib_s")
+            rp = r.get("patched.memfd", {}).get("read_mib_s")
+            if None not in (ru, rp):
+                add("read_mib_s patched.memfd_unmapped >= 0.5 x patched.memfd", vk,
+                    ru >= 0.5 * rp, f"{fmt(ru)} vs 0.5 x {fmt(rp)} = {fmt(0.5 * rp)}")
+    return out
+
+
+def markdown(res):
+    meta = res["meta"]
+    lines = ["# secmem benchmark results", ""]
+    kv = meta["kernel_versions"]
+    lines.append(f"Measured {meta['date']} by `make bench`: release kernels "
+                 f"(stock: `{kv['stock']['version'] or '?'}`, patched: "
+                 f"`{kv['patched']['version'] or '?'}`), QEMU TCG `-cpu max`, "
+                 f"{meta['guest_memory']} guest memory, vCPUs "
+                 f"{', '.join(str(v) for v in meta['vcpus'])}; host {meta['host']['cpus']} CPUs, "
+                 f"load average {meta['host']['loadavg_start'][0]:.2f} at the start, "
+                 f"{meta['host']['loadavg_end'][0]:.2f} at the end. Each figure: median of "
+                 f"{meta['runs']} runs, one per fresh boot, (min–max). {meta['file_mib']} MiB "
+                 f"files. Total time {fmt(meta['seconds'])} s.")
+    lines.append("")
+    spread = meta["spread"]
+    for vk in res["kernel"]:
+        lines.append(f"## Kernel: first touch of a {meta['file_mib']} MiB MAP_SHARED mapping, "
+                     f"{vk.split('_')[1]} vCPUs")
+        lines.append("")
+        rows = []
+        for case, figs in res["kernel"][vk].items():
+            rows.append([f"`{case}`"] + [fmt_spread(spread["kernel"][vk][case][f])
+                                         for f in KERNEL_FIGURES])
+        lines += md_table(["case"] + [f"`{f}`" for f in KERNEL_FIGURES], rows)
+        lines.append("")
+        ex = meta["kernel_extra"].get(vk, {})
+        rows = []
+        for case in res["kernel"][vk]:
+            e = ex.get(case, {})
+
+            def m(f):
+                return fmt(e[f]["median"]) if e.get(f) else "-"
+            rows.append([f"`{case}`", m("call_ipis_per_mib"), m("nr_tlb_remote_flush_per_mib"),
+                         m("unmapped_block_unmap"), m("alloc_p50_us"), m("alloc_max_us")])
+        lines.append("Raw counters behind them (medians): function-call IPIs and "
+                     "`nr_tlb_remote_flush` per MiB, pageblocks unmapped during the loop, "
+                     "median and worst single fault.")
+        lines.append("")
+        lines += md_table(["case", "CAL IPIs/MiB", "nr_tlb_remote_flush/MiB",
+                           "pageblocks unmapped", "p50 µs", "max µs"], rows)
+        lines.append("")
+    for vk in res["read"]:
+        lines.append(f"## read() of 1 MiB chunks, patched kernel, {vk.split('_')[1]} vCPUs")
+        lines.append("")
+        rows = [[f"`{case}`", fmt_spread(spread["read"][vk][case]["read_mib_s"])]
+                for case in res["read"][vk]]
+        lines += md_table(["file", "`read_mib_s`"], rows)
+        lines.append("")
+    if res["mermap"]:
+        lines.append("## mermap (KUnit `mermap_test_cost`, patched release kernel)")
+        lines.append("")
+        names = [n for n, _ in MERMAP_FIGURES]
+        rows = [[vk.split("_")[1]] + [fmt_spread(spread["mermap"][vk][n]) for n in names]
+                for vk in res["mermap"]]
+        lines += md_table(["vCPUs"] + [f"`{n}`" for n in names], rows)
+        lines.append("")
+    for key, allocs in res["userspace"].items():
+        where = "host" if key == "host" else \
+            f"patched guest, {key.split('_')[-1]} vCPUs"
+        backend = (meta["userspace_meta"].get(key) or {}).get("libsecmem_backend", "?")
+        lines.append(f"## Userspace allocators ({where}; libsecmem backend `{backend}`)")
+        lines.append("")
+        if not allocs:
+            lines.append("not measured")
+            lines.append("")
+            continue
+        rows = [[f"`{a}`"] + [fmt(figs.get(f)) for f in USER_FIGURES]
+                for a, figs in allocs.items()]
+        lines += md_table(["allocator"] + [f"`{f}`" for f in USER_FIGURES], rows)
+        lines.append("")
+    lines.append("## Targets")
+    lines.append("")
+    if meta["targets"]:
+        rows = [[t["target"], t["vcpus"].split("_")[1], "met" if t["met"] else "**missed**",
+                 t["detail"]] for t in meta["targets"]]
+        lines += md_table(["target", "vCPUs", "result", "measured"], rows)
+    else:
+        lines.append("none evaluated")
+    lines.append("")
+    if meta["problems"]:
+        lines.append("## Problems")
+        lines.append("")
+        lines += [f"- {p}" for p in meta["problems"]]
+        lines.append("")
+    return "\n".join(lines)
+
+
+GNUPLOT = r"""
+set terminal pngcairo size 1400,640 font "sans,10" noenhanced
+set output '{png}'
+set bmargin 8
+set rmargin 16
+set multiplot layout 1,2 title "secmem: first touch of {mib} MiB MAP_SHARED (release kernels, TCG, {mem})"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set xtics rotate by -30 nomirror
+set key top right
+set grid ytics
+set yrange [0:*]
+set ylabel "fault-in throughput (MiB/s, median)"
+set title "fault_mib_s (higher is better)"
+plot {fault_plot}
+set logscale y
+set yrange [0.01:*]
+set ylabel "remote TLB shootdowns per MiB (log; 0 drawn at 0.01)"
+set title "tlb_flushes_per_mib (lower is better)"
+plot {flush_plot}
+unset multiplot
+"""
+
+
+def chart(res, args):
+    if not res["kernel"] or not shutil.which("gnuplot"):
+        return None
+    dat = os.path.join(OUT, "results-chart.dat")
+    vks = list(res["kernel"])
+    with open(dat, "w") as f:
+        f.write("# case " + " ".join(f"fault_{v} flush_{v}(drawn) flush_{v}" for v in vks) + "\n")
+        for case in KERNEL_CASES:
+            cols = []
+            for vk in vks:
+                fig = res["kernel"][vk].get(case, {})
+                fm = fig.get("fault_mib_s")
+                fl = fig.get("tlb_flushes_per_mib")
+                cols.append("NaN" if fm is None else f"{fm}")
+                cols.append("NaN" if fl is None else f"{max(fl, 0.01)}")
+                cols.append("NaN" if fl is None else f"{fl}")
+            f.write(f"\"{case}\" " + " ".join(cols) + "\n")
+    n = len(vks)
+
+    def plot(offset):
+        parts = []
+        for i, vk in enumerate(vks):
+            col = 2 + 3 * i + offset
+            xt = ":xtic(1)" if i == 0 else ""
+            parts.append(f"'{dat}' using {col}{xt} title '{vk.split('_')[1]} vCPUs'")
+        for i, vk in enumerate(vks):
+            col = 2 + 3 * i + offset
+            dx = (i - (n - 1) / 2) / (n + 1)
+            # flushes: the real value (the bar is drawn at 0.01 at least)
+            label = f"(sprintf('%.3g', column({col + 1})))" \
+                if offset else f"(sprintf('%.0f', column({col})))"
+            parts.append(f"'{dat}' using ($0+{dx:.3f}):{col}:{label} "
+                         "with labels offset 0,0.6 font ',7' notitle")
+        return ", ".join(parts)
+
+    png = os.path.join(OUT, "results.png")
+    script = GNUPLOT.format(png=png, mib=args.mib, mem=args.mem,
+                            fault_plot=plot(0), flush_plot=plot(1))
+    gp = os.path.join(OUT, "results-chart.gp")
+    with open(gp, "w") as f:
+        f.write(script)
+    r = subprocess.run(["gnuplot", gp], capture_output=True, text=True)
+    if r.returncode != 0:
+        say(f"gnuplot failed: {r.stderr.strip()}")
+        return None
+    return png
+
+
+# --- main -------------------------------------------------------------------------
+
+def run_host_userspace(args):
+    path = os.path.join(OUT, "userspace-host.json")
+    out = os.path.join(LOGS, "userspace-host.out")
+    if args.parse_only:
+        return json.load(open(path)) if os.path.exists(path) else None
+    if not os.path.exists(ALLOC_BENCH):
+        say(f"{ALLOC_BENCH} is missing (make -C bench)")
+        return None
+    say("alloc_bench on the host ...")
+    cmd = [ALLOC_BENCH, "--json", path]
+    if args.alloc_quick:
+        cmd.append("--quick")
+    if args.alloc_runs:
+        cmd += ["--runs", str(args.alloc_runs)]
+    start = time.monotonic()
+    with open(out, "w") as f:
+        status = subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT)
+    say(f"alloc_bench on the host: exit {status}, {time.monotonic() - start:.0f} s, "
+        f"output in {os.path.relpath(out, TOP)}")
+    return json.load(open(path)) if os.path.exists(path) else None
+
+
+def first_log_date(args):
+    """--parse-only: the earliest date run-vm.sh wrote at the top of a log."""
+    dates = []
+    for name in os.listdir(LOGS) if os.path.isdir(LOGS) else []:
+        if name.endswith(".log"):
+            with open(os.path.join(LOGS, name), errors="replace") as f:
+                m = re.match(r"secmem-vm: (\S+Z) ", f.readline())
+            if m:
+                dates.append(datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%SZ"))
+    return min(dates) if dates else None
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description="make bench: boot stock and patched kernels, "
+                                 "collect the figures")
+    ap.add_argument("--vcpus", default=os.environ.get("BENCH_VCPUS", "2,4"),
+                    help="comma-separated vCPU counts (default 2,4)")
+    ap.add_argument("--runs", type=int, default=int(os.environ.get("BENCH_RUNS", "5")),
+                    help="boots per kernel and vCPU count (default 5)")
+    ap.add_argument("--mem", default=os.environ.get("BENCH_MEM", "2G"),
+                    help="guest memory (default 2G)")
+    ap.add_argument("--mib", type=int, default=256, help="file size in MiB (default 256)")
+    ap.add_argument("--alloc-runs", type=int, default=int(os.environ.get("BENCH_ALLOC_RUNS", "5")),
+                    help="alloc_bench --runs, host and guest (default 5)")
+    ap.add_argument("--alloc-quick", action="store_true",
+                    help="alloc_bench --quick (a smoke run, figures not comparable)")
+    ap.add_argument("--only", choices=("kernel", "userspace"),
+                    help="run only the kernel cases or only the allocator comparison")
+    ap.add_argument("--parse-only", action="store_true",
+                    help="boot nothing: rebuild the outputs from the logs of the last run")
+    args = ap.parse_args()
+    try:
+        args.vcpus = [int(v) for v in args.vcpus.split(",") if v]
+    except ValueError:
+        ap.error(f"--vcpus {args.vcpus}: not a list of numbers")
+    if not args.vcpus or min(args.vcpus) < 1 or args.runs < 1 or args.mib < 1:
+        ap.error("--vcpus, --runs and --mib must be positive")
+    return args
+
+
+def main():
+    args = parse_args()
+    args.t0 = time.monotonic()
+    args.loadavg_start = list(os.getloadavg())
+    started = datetime.datetime.now(datetime.timezone.utc)
+    if args.parse_only:
+        started = first_log_date(args) or started
+    os.makedirs(LOGS, exist_ok=True)
+
+    if not args.parse_only:
+        for f in FLAVORS:
+            if not os.path.exists(bzimage(f)):
+                print(f"bench: error: {bzimage(f)} is missing (make kernel-release; "
+                      f"kernel/scripts/kbuild.sh build stock release)", file=sys.stderr)
+                return 2
+        if not os.path.exists(INITRD):
+            print(f"bench: error: {INITRD} is missing (make -C bench initramfs)", file=sys.stderr)
+            return 2
+
+    boots = []
+    for vcpus in args.vcpus:
+        if args.only in (None, "kernel"):
+            for run in range(1, args.runs + 1):
+                # Stock and patched alternate, so that a change of load on
+                # the host reaches both alike.
+                for flavor in FLAVORS:
+                    boots.append(Boot(flavor, vcpus, "kernel", run))
+        if args.only in (None, "userspace"):
+            boots.append(Boot("patched", vcpus, "userspace", 0))
+
+    host_json = None
+    if args.only in (None, "userspace"):
+        host_json = run_host_userspace(args)
+
+    samples = Samples()
+    for i, boot in enumerate(boots, 1):
+        if args.parse_only and os.path.exists(boot.log):
+            # Judge the log again, as run-vm.sh did after the boot.
+            boot.status = subprocess.call(
+                [os.path.join(TOP, "tests", "vm", "check-log.py"), "--mode", "bench", boot.log],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if boot.status != 0:
+                samples.problems.append(f"{boot.name}: check-log.py --mode bench fails on "
+                                        f"{os.path.relpath(boot.log, TOP)}")
+        if not args.parse_only:
+            say(f"[{i}/{len(boots)}] {boot.flavor} kernel, {boot.vcpus} vCPUs, "
+                f"{boot.what}" + (f", run {boot.run}" if boot.run else "") + " ...")
+            boot.execute(args)
+            say(f"[{i}/{len(boots)}] {boot.name}: "
+                + ("ok" if boot.status == 0 else f"FAILED (run-vm.sh exit {boot.status}, "
+                   f"see {os.path.relpath(boot.out, TOP)})")
+                + f", {boot.seconds:.0f} s, {time.monotonic() - args.t0:.0f} s in all")
+            if boot.status != 0:
+                samples.problems.append(f"{boot.name}: run-vm.sh exit {boot.status} "
+                                        f"({os.path.relpath(boot.out, TOP)})")
+        parse_boot(boot, samples)
+
+    res = build_results(args, samples, boots, host_json, started)
+    with open(os.path.join(OUT, "results.json"), "w") as f:
+        json.dump(res, f, indent=1)
+        f.write("\n")
+    md = markdown(res)
+    with open(os.path.join(OUT, "results.md"), "w") as f:
+        f.write(md + "\n")
+    png = chart(res, args)
+    print()
+    print(md)
+    say(f"wrote {os.path.relpath(os.path.join(OUT, 'results.json'), TOP)}, "
+        f"{os.path.relpath(os.path.join(OUT, 'results.md'), TOP)}"
+        + (f", {os.path.relpath(png, TOP)}" if png else " (no chart: gnuplot missing or failed)"))
+    missed = [t for t in res["meta"]["targets"] if not t["met"]]
+    say(f"{len(res['meta']['targets']) - len(missed)} target(s) met, {len(missed)} missed; "
+        f"{len(res['meta']['problems'])} problem(s); {res['meta']['seconds']} s")
+    return 1 if res["meta"]["problems"] or (res["kernel"] and not png) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot the Debian guest image (mkimage.sh) on a secmem kernel under QEMU.
+#
+#   boot.sh --kernel BZIMAGE --image IMG --mode demo|check|shell
+#           [--log FILE] [--results FILE.tap] [--append "kernel args"]
+#
+# demo and check start secmem-scenario@MODE.service at boot (the kernel
+# command line's systemd.wants=), which prints on the console and powers
+# off; the log is then judged by judge.py (exit 0 pass, 1 fail). shell
+# boots to a login prompt on the serial console (root, no password);
+# Ctrl-A X stops QEMU. Usage errors exit 2.
+#
+# The disk is attached with snapshot=on: the guest's writes are thrown
+# away when QEMU exits, and every boot starts from the image as built.
+#
+# Environment (defaults in brackets): QEMU [qemu-system-x86_64],
+# QEMU_ACCEL [tcg], QEMU_CPU [max], VM_CPUS [2], VM_MEM [2G],
+# VM_TIMEOUT [900] seconds before QEMU is killed (demo, check), BUILD.
+set -eu
+set -o pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../.." && pwd)
+
+die() {
+	echo "boot: error: $*" >&2
+	exit 2
+}
+
+kernel=
+image=
+mode=
+log=
+results=
+append=
+while [ $# -gt 0 ]; do
+	[ $# -ge 2 ] || die "$1 needs an argument"
+	case $1 in
+	--kernel) kernel=$2 ;;
+	--image) image=$2 ;;
+	--mode) mode=$2 ;;
+	--log) log=$2 ;;
+	--results) results=$2 ;;
+	--append) append=$2 ;;
+	*) die "unknown argument '$1'" ;;
+	esac
+	shift 2
+done
+
+[ -f "$kernel" ] || die "kernel '$kernel' does not exist (make kernel-release)"
+[ -f "$image" ] || die "image '$image' does not exist (tests/vm/debian/mkimage.sh)"
+case $mode in
+demo | check | shell) ;;
+*) die "--mode demo|check|shell" ;;
+esac
+
+qemu_bin=${QEMU:-qemu-system-x86_64}
+timeout_s=${VM_TIMEOUT:-900}
+command -v "$qemu_bin" >/dev/null || die "$qemu_bin not found: apt-get install qemu-system-x86"
+
+# loglevel=5: kernel warnings and worse reach the console (a splat is never
+# hidden), the boot chatter does not. KUnit suites built into the kernel
+# are not run: this is not their test.
+cmdline="console=ttyS0 root=/dev/vda rw rootfstype=ext4 printk.time=1 panic=-1 oops=panic loglevel=5 kunit.enable=0"
+if [ "$mode" = shell ]; then
+	cmdline="$cmdline systemd.show_status=yes"
+else
+	# The scenario owns the console: no login prompt in the middle of it,
+	# systemd's status only when a job is slow or fails.
+	cmdline="$cmdline panic_on_warn=1 systemd.show_status=auto"
+	cmdline="$cmdline systemd.wants=secmem-scenario@$mode.service systemd.mask=serial-getty@ttyS0.service"
+fi
+[ -n "$append" ] && cmdline="$cmdline $append"
+
+qemu=("$qemu_bin" -nodefaults -nographic -no-reboot
+	-accel "${QEMU_ACCEL:-tcg}" -cpu "${QEMU_CPU:-max}" -smp "${VM_CPUS:-2}" -m "${VM_MEM:-2G}"
+	-serial mon:stdio
+	-drive "file=$image,format=raw,if=virtio,snapshot=on"
+	-kernel "$kernel" -append "$cmdline")
+
+[ -n "$log" ] || log=${BUILD:-$top/build}/logs/systemd-$mode.log
+mkdir -p "$(dirname "$log")"
+{
+	echo "secmem-vm: $(date -u +%Y-%m-%dT%H:%M:%SZ) Debian guest, mode $mode, ${VM_CPUS:-2} vCPU(s), ${VM_MEM:-2G}, accel ${QEMU_ACCEL:-tcg}"
+	echo "secmem-vm: ${qemu[*]@Q}"
+} | tee "$log"
+
+start=$SECONDS
+if [ "$mode" = shell ]; then
+	echo "secmem-vm: log in as root (no password); 'poweroff' or Ctrl-A X ends the VM"
+	"${qemu[@]}" 2>&1 | tee -a "$log"
+	exit 0
+fi
+
+set +e
+timeout --foreground --kill-after=10 "$timeout_s" "${qemu[@]}" </dev/null 2>&1 | tee -a "$log"
+status=${PIPESTATUS[0]}
+set -e
+if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+	echo "secmem-vm: timeout: the guest did not power off within ${timeout_s} s, qemu killed" |
+		tee -a "$log"
+elif [ "$status" != 0 ]; then
+	echo "secmem-vm: qemu exited with status $status" | tee -a "$log"
+fi
+echo "secmem-vm: qemu ran for $((SECONDS - start)) s, log in $log" | tee -a "$log"
+
+judge=("$here/judge.py" "$log")
+[ -n "$results" ] && judge+=(--results "$results")
+exec "${judge[@]}"
