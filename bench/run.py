@@ -95,6 +95,23 @@ def bzimage(flavor):
     return os.path.join(BUILD, "kernel", f"{flavor}-release", "arch", "x86", "boot", "bzImage")
 
 
+def snapshot(flavor):
+    """The copy every boot of a run uses, so that a kernel rebuilt while the
+    benchmark runs (make kernel-release elsewhere) cannot change it midway."""
+    return os.path.join(OUT, "kernels", f"{flavor}-release-bzImage")
+
+
+def take_snapshots():
+    os.makedirs(os.path.join(OUT, "kernels"), exist_ok=True)
+    for f in FLAVORS:
+        shutil.copyfile(bzimage(f), snapshot(f) + ".tmp")
+        os.replace(snapshot(f) + ".tmp", snapshot(f))
+        keyfile = os.path.join(BUILD, "kernel", f"{f}-release", ".secmem-key")
+        key = open(keyfile).read().strip() if os.path.exists(keyfile) else ""
+        with open(snapshot(f) + ".key", "w") as k:
+            k.write(key + "\n")
+
+
 class Boot:
     def __init__(self, flavor, vcpus, what, run):
         self.flavor = flavor
@@ -120,7 +137,7 @@ class Boot:
                 extra += ["--runs", str(args.alloc_runs)]
             if extra:
                 append.append("secmem.bench_alloc_args=" + ",".join(extra))
-        return [RUN_VM, "--kernel", bzimage(self.flavor), "--initrd", INITRD,
+        return [RUN_VM, "--kernel", snapshot(self.flavor), "--initrd", INITRD,
                 "--mode", "bench", "--log", self.log, "--append", " ".join(append)]
 
     def execute(self, args):
@@ -174,7 +191,11 @@ def parse_boot(boot, samples):
         text = TIMESTAMP_RE.sub("", line)
         m = VERSION_RE.search(line)
         if m:
-            samples.versions.setdefault(boot.flavor, f"{m.group(1)} {m.group(2)}")
+            version = f"{m.group(1)} {m.group(2)}"
+            seen = samples.versions.setdefault(boot.flavor, version)
+            if seen != version:
+                samples.problems.append(f"{boot.name}: booted {boot.flavor} kernel {version}, "
+                                        f"earlier boots {seen}")
         m = FLAVOR_RE.search(text)
         if m:
             flavor_seen = m.group(1)
@@ -319,10 +340,11 @@ def build_results(args, samples, boots, host_json, started):
     version = {f: samples.versions.get(f) for f in FLAVORS}
     kernels = {}
     for f in FLAVORS:
-        keyfile = os.path.join(BUILD, "kernel", f"{f}-release", ".secmem-key")
+        keyfile = snapshot(f) + ".key"
         kernels[f] = {
             "version": version[f],
             "bzimage": os.path.relpath(bzimage(f), TOP),
+            "booted": os.path.relpath(snapshot(f), TOP),
             "build_key": open(keyfile).read().strip() if os.path.exists(keyfile) else None,
         }
     res["meta"] = {
@@ -330,7 +352,9 @@ def build_results(args, samples, boots, host_json, started):
         "kernel_versions": kernels,
         "vcpus": args.vcpus,
         "guest_memory": args.mem,
-        "qemu": {"accel": "tcg", "cpu": "max", "numa_nodes": 1},
+        "qemu": {"accel": "tcg", "cpu": "max", "numa_nodes": 1,
+                 "cmdline_added": "nohz=off secmem.bench=... (patched kernel-case boots: "
+                                  + KUNIT_APPEND + ")"},
         "runs": args.runs,
         "file_mib": args.mib,
         "layout": ("kernel, read and mermap are keyed by 'vcpus_N' first, then case and "
@@ -650,6 +674,7 @@ def main():
         if not os.path.exists(INITRD):
             print(f"bench: error: {INITRD} is missing (make -C bench initramfs)", file=sys.stderr)
             return 2
+        take_snapshots()
 
     boots = []
     for vcpus in args.vcpus:
