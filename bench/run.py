@@ -364,8 +364,8 @@ def build_results(args, samples, boots, host_json, started):
         "host": {
             "kernel": platform.release(),
             "cpus": os.cpu_count(),
-            "loadavg_start": args.loadavg_start,
-            "loadavg_end": list(os.getloadavg()),
+            "loadavg_start": None if args.parse_only else args.loadavg_start,
+            "loadavg_end": None if args.parse_only else list(os.getloadavg()),
         },
         "spread": spread,
         "kernel_extra": extra,
@@ -374,7 +374,8 @@ def build_results(args, samples, boots, host_json, started):
                    "log": os.path.relpath(b.log, TOP)} for b in boots],
         "notes": samples.notes,
         "problems": samples.problems + [f"not measured: {m}" for m in missing],
-        "seconds": rnd(time.monotonic() - args.t0),
+        "seconds": None if args.parse_only else rnd(time.monotonic() - args.t0),
+        "rebuilt_from_logs": bool(args.parse_only),
     }
     res["meta"]["targets"] = targets(res, args)
     return res
@@ -435,15 +436,19 @@ def markdown(res):
     meta = res["meta"]
     lines = ["# secmem benchmark results", ""]
     kv = meta["kernel_versions"]
+    host = meta["host"]
+    if meta["rebuilt_from_logs"]:
+        load = "outputs rebuilt from the boot logs (`--parse-only`), first boot at that time"
+    else:
+        load = (f"load average {host['loadavg_start'][0]:.2f} at the start, "
+                f"{host['loadavg_end'][0]:.2f} at the end, {fmt(meta['seconds'])} s in all")
     lines.append(f"Measured {meta['date']} by `make bench`: release kernels "
                  f"(stock: `{kv['stock']['version'] or '?'}`, patched: "
                  f"`{kv['patched']['version'] or '?'}`), QEMU TCG `-cpu max`, "
                  f"{meta['guest_memory']} guest memory, vCPUs "
-                 f"{', '.join(str(v) for v in meta['vcpus'])}; host {meta['host']['cpus']} CPUs, "
-                 f"load average {meta['host']['loadavg_start'][0]:.2f} at the start, "
-                 f"{meta['host']['loadavg_end'][0]:.2f} at the end. Each figure: median of "
-                 f"{meta['runs']} runs, one per fresh boot, (min–max). {meta['file_mib']} MiB "
-                 f"files. Total time {fmt(meta['seconds'])} s.")
+                 f"{', '.join(str(v) for v in meta['vcpus'])}; host {host['cpus']} CPUs, "
+                 f"{load}. Each figure: median of {meta['runs']} runs, one per fresh boot, "
+                 f"(min–max). {meta['file_mib']} MiB files.")
     lines.append("")
     spread = meta["spread"]
     for vk in res["kernel"]:
