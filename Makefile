@@ -162,11 +162,11 @@ check-guest-numa: kernel-debug initramfs
 RELEASE_GUEST = $(BUILD)/release-guest
 
 check-guest-release: kernel-release
-	@$(MAKE) -s -C libsecmem guest BUILD=$(RELEASE_GUEST)
-	@mkdir -p $(RELEASE_GUEST)/guest/bin
-	@cp -f $(RELEASE_GUEST)/guest/tests/libsecmem_test \
-		$(RELEASE_GUEST)/guest/bin/libsecmem-suite
-	@install -m 0755 tests/vm/guest-release/libsecmem_test \
+	@# The suite goes to bin/, the wrapper that sets the expected
+	@# backend to tests/: the wrapper must never be taken for the suite.
+	@$(MAKE) -s -C libsecmem guest BUILD=$(RELEASE_GUEST) \
+		GUEST_BIN=$(RELEASE_GUEST)/guest/bin/libsecmem-suite
+	@install -D -m 0755 tests/vm/guest-release/libsecmem_test \
 		$(RELEASE_GUEST)/guest/tests/libsecmem_test
 	@tests/vm/mkinitramfs.sh $(RELEASE_GUEST)/initramfs.cpio.gz \
 		$(RELEASE_GUEST)/guest

@@ -267,6 +267,12 @@ int main(int argc, char **argv)
 	SRunner *sr;
 	int failed;
 
+	/*
+	 * Line-buffered, so that a run piped into a log (the guest) shows
+	 * progress and a hang can be placed; CK_VERBOSITY picks the detail.
+	 */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
 	/* Probe in a child, so the runner itself never initialises. */
 	pid_t pid = fork();
 	int status = 0;
@@ -296,7 +302,7 @@ int main(int argc, char **argv)
 	srunner_add_suite(sr, probe);
 	if (tap)
 		srunner_set_tap(sr, tap);
-	srunner_run_all(sr, CK_NORMAL);
+	srunner_run_all(sr, CK_ENV);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	if (tap)
