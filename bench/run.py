@@ -48,10 +48,13 @@ KERNEL_CASES = (
     "patched.memfd", "patched.memfd_secret",
     "patched.memfd_unmapped_cold", "patched.memfd_unmapped_warm",
 )
+# Not targets, measured beside them (meta.supplementary): secretmem with an
+# empty pool, and the warm case with the mermap's deferred flush.
+SUPPLEMENT_CASES = ("patched.memfd_secret_cold", "patched.memfd_unmapped_warm_deferred")
 KERNEL_FIGURES = ("fault_mib_s", "tlb_flushes_per_mib", "directmap4k_kib_per_gib",
                   "alloc_p99_us")
 # Also printed by fault_bench; kept in meta.kernel_extra.
-KERNEL_EXTRA = ("call_ipis_per_mib", "nr_tlb_remote_flush_per_mib",
+KERNEL_EXTRA = ("call_ipis_per_mib", "ipi_bound_flushes_per_mib", "nr_tlb_remote_flush_per_mib",
                 "nr_tlb_remote_flush_received_per_mib", "tlb_ipis_per_mib",
                 "directmap2m_kib_per_gib", "alloc_p50_us", "alloc_p999_us",
                 "alloc_max_us", "fault_seconds", "clock_gettime_ns",
@@ -63,7 +66,9 @@ READ_FIGURES = ("read_mib_s",)
 MERMAP_FIGURES = (("mermap_pair_ns", "pair_immediate_ns"),
                   ("mermap_pair_deferred_ns", "pair_deferred_ns"),
                   ("mermap_wrap_flush_ns", "wrap_flush_ns"),
-                  ("memcpy4k_ns", "memcpy4k_ns"))
+                  ("memcpy4k_ns", "memcpy4k_ns"),
+                  ("flush_one_memcpy4k_ns", "flush_one_memcpy4k_ns"),
+                  ("flush_local_memcpy4k_ns", "flush_local_memcpy4k_ns"))
 USER_FIGURES = ("alloc_free_ns_32", "alloc_free_ns_64", "alloc_free_ns_256",
                 "alloc_free_ns_4096", "alloc_free_ns_64_t2", "live_32b_max",
                 "mappings", "rss_bytes_per_secret")
@@ -73,7 +78,8 @@ FLAVOR_RE = re.compile(r"secmem-bench: flavor=(\w+) cpus=(\d+)")
 NOTE_RE = re.compile(r"secmem-bench: (note|skip|error)\b(.*)")
 JSON_RE = re.compile(r"^secmem-bench: userspace-json: ?(.*)$")
 MERMAP_RE = re.compile(r"mermap_cost: pair_immediate_ns=(\d+) pair_deferred_ns=(\d+) "
-                       r"wrap_flush_ns=(\d+) memcpy4k_ns=(\d+)")
+                       r"wrap_flush_ns=(\d+) memcpy4k_ns=(\d+) "
+                       r"flush_one_memcpy4k_ns=(\d+) flush_local_memcpy4k_ns=(\d+)")
 VERSION_RE = re.compile(r"\] Linux version (\S+) .*?(#\d+ .*?)\s*$")
 ANSI_RE = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[@-Z\\-_c])")
 TIMESTAMP_RE = re.compile(r"^\[\s*\d+\.\d+\] ?")
@@ -293,6 +299,7 @@ def build_results(args, samples, boots, host_json, started):
     res = {"kernel": {}, "read": {}, "mermap": {}, "userspace": {}, "meta": {}}
     spread = {"kernel": {}, "read": {}, "mermap": {}}
     extra = {}
+    supplement = {}
     missing = []
     for vcpus in args.vcpus:
         vk = vkey(vcpus)
@@ -309,6 +316,15 @@ def build_results(args, samples, boots, host_json, started):
                 extra[vk][case] = {fig: summary(samples.get("kernel", vcpus, case, fig))
                                    for fig in KERNEL_EXTRA
                                    if samples.get("kernel", vcpus, case, fig)}
+            supplement[vk] = {}
+            for case in SUPPLEMENT_CASES:
+                figs = {fig: summary(samples.get("kernel", vcpus, case, fig))
+                        for fig in KERNEL_FIGURES + KERNEL_EXTRA
+                        if samples.get("kernel", vcpus, case, fig)}
+                if figs:
+                    supplement[vk][case] = figs
+                else:
+                    missing.append(f"kernel {vk} {case} (supplementary)")
             res["read"][vk], spread["read"][vk] = {}, {}
             for case in READ_CASES:
                 res["read"][vk][case], spread["read"][vk][case] = {}, {}
@@ -369,6 +385,7 @@ def build_results(args, samples, boots, host_json, started):
         },
         "spread": spread,
         "kernel_extra": extra,
+        "supplementary": supplement,
         "userspace_meta": user_meta,
         "boots": [{"name": b.name, "status": b.status, "seconds": rnd(b.seconds),
                    "log": os.path.relpath(b.log, TOP)} for b in boots],
@@ -429,6 +446,28 @@ def targets(res, args):
             if None not in (ru, rp):
                 add("read_mib_s patched.memfd_unmapped >= 0.5 x patched.memfd", vk,
                     ru >= 0.5 * rp, f"{fmt(ru)} vs 0.5 x {fmt(rp)} = {fmt(0.5 * rp)}")
+    for where, allocs in res["userspace"].items():
+        lib = (allocs or {}).get("libsecmem") or {}
+        sod = allocs.get("sodium_malloc") or {}
+        ossl = allocs.get("openssl_secure") or {}
+        a64, s64, o64 = (lib.get("alloc_free_ns_64"), sod.get("alloc_free_ns_64"),
+                         ossl.get("alloc_free_ns_64"))
+        if None not in (a64, s64):
+            add("libsecmem alloc_free_ns_64 <= 1/20 x sodium_malloc", where, a64 <= s64 / 20,
+                f"{fmt(a64)} vs {fmt(s64)} / 20 = {fmt(s64 / 20)}")
+        if None not in (a64, o64):
+            add("libsecmem alloc_free_ns_64 <= openssl_secure", where, a64 <= o64,
+                f"{fmt(a64)} vs {fmt(o64)}")
+        t2, ot2 = lib.get("alloc_free_ns_64_t2"), ossl.get("alloc_free_ns_64_t2")
+        if None not in (t2, ot2):
+            add("libsecmem alloc_free_ns_64_t2 <= 2/3 x openssl_secure", where, t2 <= ot2 * 2 / 3,
+                f"{fmt(t2)} vs 2/3 x {fmt(ot2)} = {fmt(ot2 * 2 / 3)}")
+        live, maps, rss = (lib.get("live_32b_max"), lib.get("mappings"),
+                           lib.get("rss_bytes_per_secret"))
+        if None not in (live, maps, rss):
+            add("libsecmem live_32b_max = 10,000,000, mappings < 64, rss_bytes_per_secret <= 64",
+                where, live >= 10_000_000 and maps < 64 and rss <= 64,
+                f"{fmt(live)}, {fmt(maps)} mappings, {fmt(rss)} B/secret")
     return out
 
 
@@ -468,15 +507,32 @@ def markdown(res):
 
             def m(f):
                 return fmt(e[f]["median"]) if e.get(f) else "-"
-            rows.append([f"`{case}`", m("call_ipis_per_mib"), m("nr_tlb_remote_flush_per_mib"),
+            rows.append([f"`{case}`", m("call_ipis_per_mib"), m("ipi_bound_flushes_per_mib"),
+                         m("nr_tlb_remote_flush_per_mib"),
                          m("unmapped_block_unmap"), m("alloc_p50_us"), m("alloc_max_us")])
-        lines.append("Raw counters behind them (medians): function-call IPIs and "
-                     "`nr_tlb_remote_flush` per MiB, pageblocks unmapped during the loop, "
-                     "median and worst single fault.")
+        lines.append("Raw counters behind them (medians): function-call IPIs per MiB, the "
+                     "shootdown bound drawn from them (the fewest any other CPU received), "
+                     "`nr_tlb_remote_flush` per MiB (exact on the patched kernel, which "
+                     "also counts range flushes there; the stock kernel does not, so its "
+                     "`tlb_flushes_per_mib` is the IPI bound), pageblocks unmapped during "
+                     "the loop, median and worst single fault.")
         lines.append("")
-        lines += md_table(["case", "CAL IPIs/MiB", "nr_tlb_remote_flush/MiB",
+        lines += md_table(["case", "CAL IPIs/MiB", "IPI bound/MiB", "nr_tlb_remote_flush/MiB",
                            "pageblocks unmapped", "p50 µs", "max µs"], rows)
         lines.append("")
+        sup = meta.get("supplementary", {}).get(vk, {})
+        if sup:
+            lines.append("Supplementary cases (not targets): secretmem with an empty pool, "
+                         "and the warm case with `flush_on_free=deferred`.")
+            lines.append("")
+            rows = [[f"`{case}`"] + [fmt_spread(figs.get(f)) for f in
+                                     ("fault_mib_s", "tlb_flushes_per_mib",
+                                      "directmap4k_kib_per_gib", "alloc_p50_us",
+                                      "alloc_p99_us")]
+                    for case, figs in sup.items()]
+            lines += md_table(["case", "`fault_mib_s`", "`tlb_flushes_per_mib`",
+                               "`directmap4k_kib_per_gib`", "p50 µs", "`alloc_p99_us`"], rows)
+            lines.append("")
     for vk in res["read"]:
         lines.append(f"## read() of 1 MiB chunks, patched kernel, {vk.split('_')[1]} vCPUs")
         lines.append("")
@@ -509,7 +565,10 @@ def markdown(res):
     lines.append("## Targets")
     lines.append("")
     if meta["targets"]:
-        rows = [[t["target"], t["vcpus"].split("_")[1], "met" if t["met"] else "**missed**",
+        def where(key):
+            return key.split("_")[1] if key.startswith("vcpus_") else \
+                "host" if key == "host" else f"guest, {key.split('_')[-1]}"
+        rows = [[t["target"], where(t["vcpus"]), "met" if t["met"] else "**missed**",
                  t["detail"]] for t in meta["targets"]]
         lines += md_table(["target", "vCPUs", "result", "measured"], rows)
     else:

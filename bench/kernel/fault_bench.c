@@ -12,9 +12,13 @@
  * and prints
  *
  *   fault_mib_s              size / time of the whole loop
- *   tlb_flushes_per_mib      kernel TLB shootdowns per MiB: the fewest
- *                            function-call IPIs (/proc/interrupts CAL) that
- *                            any other CPU received (see shootdowns())
+ *   tlb_flushes_per_mib      kernel TLB shootdowns per MiB. --flushes ipi
+ *                            (default): the fewest function-call IPIs
+ *                            (/proc/interrupts CAL) that any other CPU
+ *                            received (see shootdowns()), an upper bound;
+ *                            --flushes vmstat: nr_tlb_remote_flush, exact
+ *                            where the kernel counts its range flushes
+ *                            there (the patched kernel, patch 0016)
  *   directmap4k_kib_per_gib  growth of DirectMap4k (/proc/meminfo) per GiB
  *   alloc_p99_us             99th percentile of one first touch, in us
  *
@@ -81,7 +85,8 @@ static struct {
 	const char *case_name;
 	double pool_timeout;
 	int cpu;
-} opt = { 256, 1024, NULL, NULL, 120, 0 };
+	bool flushes_vmstat;	/* --flushes vmstat */
+} opt = { 256, 1024, NULL, NULL, 120, 0, false };
 
 static char case_buf[128];
 
@@ -492,7 +497,15 @@ static void run_fault(enum kind k)
 	qsort(lat, pages, sizeof(*lat), cmp_u32);
 #define D(c) ((double)(after[c] - before[c]))
 	figure("fault_mib_s", mib / (t1 - t0));
-	figure("tlb_flushes_per_mib",
+	if (opt.flushes_vmstat) {
+		if (before[C_REMOTE_FLUSH] < 0)
+			die("--flushes vmstat: no nr_tlb_remote_flush in /proc/vmstat (CONFIG_DEBUG_TLBFLUSH)");
+		figure("tlb_flushes_per_mib", D(C_REMOTE_FLUSH) / mib);
+	} else {
+		figure("tlb_flushes_per_mib",
+		       before[C_CAL] >= 0 ? shootdowns(cal0, cal1, cpus) / mib : 0);
+	}
+	figure("ipi_bound_flushes_per_mib",
 	       before[C_CAL] >= 0 ? shootdowns(cal0, cal1, cpus) / mib : 0);
 	figure("directmap4k_kib_per_gib", D(C_DM4K) / (mib / 1024));
 	figure("alloc_p99_us", pct(lat, pages, 99) / 1e3);
@@ -584,6 +597,8 @@ static void usage(FILE *f)
 "  --pool cold|warm  patched kernels: empty or fill the unmapped pool first\n"
 "  --pool-timeout S  give up waiting for the pool after S seconds (120)\n"
 "  --cpu N           fault: run the loop on CPU N (default 0)\n"
+"  --flushes ipi|vmstat  fault: count shootdowns from IPIs (a bound, any\n"
+"                    kernel) or nr_tlb_remote_flush (exact, patched kernel)\n"
 "  --case NAME       case name in the output (default <flavor>.<kind>[_<pool>])\n"
 "Prints 'secmem-bench: case=NAME figure=NAME value=N' lines; exit 4: skipped.\n",
 		prog, prog);
@@ -610,6 +625,7 @@ int main(int argc, char **argv)
 		{ "pool-timeout", required_argument, NULL, 't' },
 		{ "case", required_argument, NULL, 'n' },
 		{ "cpu", required_argument, NULL, 'C' },
+		{ "flushes", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -646,6 +662,11 @@ int main(int argc, char **argv)
 				die("--cpu: '%s' is not a CPU number", optarg);
 			break;
 		}
+		case 'F':
+			if (strcmp(optarg, "ipi") && strcmp(optarg, "vmstat"))
+				die("--flushes must be ipi or vmstat");
+			opt.flushes_vmstat = !strcmp(optarg, "vmstat");
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
