@@ -34,7 +34,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 
-#include "tap.h"
+#include "subtest.h"
 #include "kcore.h"
 
 #ifndef __NR_memfd_secret
@@ -61,8 +61,6 @@
 #define KCORE_PATTERN_LEN	32
 
 static size_t page_size;
-/* Shared with sub-test processes: the reason a sub-test skipped. */
-static char *skip_reason;
 
 #define fail(fmt, ...)							\
 	({								\
@@ -75,17 +73,6 @@ static char *skip_reason;
 		if (!(cond))						\
 			return fail(fmt, ##__VA_ARGS__);		\
 	} while (0)
-
-static __attribute__((format(printf, 1, 2)))
-enum tap_result skip(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(skip_reason, page_size, fmt, ap);
-	va_end(ap);
-	return TAP_SKIP;
-}
 
 static int memfd_secret(unsigned int flags)
 {
@@ -622,11 +609,7 @@ static enum tap_result test_kcore(void)
 	return TAP_PASS;
 }
 
-static const struct subtest {
-	const char *id;		/* for the command line */
-	const char *name;	/* for the TAP line */
-	enum tap_result (*run)(void);
-} subtests[] = {
+static const struct subtest subtests[] = {
 	{ "create", "memfd_secret() creates a file, honours O_CLOEXEC, rejects unknown flags",
 	  test_create },
 	{ "map_shared", "MAP_SHARED mapping is zero-filled, writable and shared",
@@ -644,92 +627,15 @@ static const struct subtest {
 };
 
 /* Run @st in a child process and turn how it ended into a result. */
-static enum tap_result run_isolated(const struct subtest *st)
-{
-	int status;
-	pid_t pid;
-
-	skip_reason[0] = '\0';
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0) {
-		tap_diag("fork: %m");
-		return TAP_FAIL;
-	}
-	if (!pid) {
-		enum tap_result res;
-
-		alarm(SUBTEST_TIMEOUT);
-		res = st->run();
-		fflush(stdout);
-		_exit(res == TAP_PASS ? KSFT_PASS : res == TAP_SKIP ? KSFT_SKIP : KSFT_FAIL);
-	}
-	if (waitpid(pid, &status, 0) != pid) {
-		tap_diag("waitpid: %m");
-		return TAP_FAIL;
-	}
-	if (WIFSIGNALED(status)) {
-		if (WTERMSIG(status) == SIGALRM)
-			tap_diag("timed out after %d s", SUBTEST_TIMEOUT);
-		else
-			tap_diag("killed by signal %d (%s)", WTERMSIG(status),
-				 strsignal(WTERMSIG(status)));
-		return TAP_FAIL;
-	}
-	switch (WEXITSTATUS(status)) {
-	case KSFT_PASS:
-		return TAP_PASS;
-	case KSFT_SKIP:
-		return TAP_SKIP;
-	default:
-		return TAP_FAIL;
-	}
-}
-
-static void usage(const char *prog)
-{
-	unsigned int i;
-
-	fprintf(stderr, "usage: %s [SUBTEST...]\nsub-tests (default: all):\n", prog);
-	for (i = 0; i < ARRAY_SIZE(subtests); i++)
-		fprintf(stderr, "  %-18s %s\n", subtests[i].id, subtests[i].name);
-	exit(KSFT_FAIL);
-}
-
-/* Is sub-test @st selected by the command line (none given: all are)? */
-static bool selected(const struct subtest *st, int argc, char **argv)
-{
-	int i;
-
-	if (argc < 2)
-		return true;
-	for (i = 1; i < argc; i++)
-		if (!strcmp(argv[i], st->id))
-			return true;
-	return false;
-}
-
 int main(int argc, char **argv)
 {
-	unsigned int i, planned = 0;
+	unsigned int i, planned;
 	struct rlimit lim;
-	int fd, arg;
+	int fd;
 
-	for (arg = 1; arg < argc; arg++) {
-		for (i = 0; i < ARRAY_SIZE(subtests); i++)
-			if (!strcmp(argv[arg], subtests[i].id))
-				break;
-		if (i == ARRAY_SIZE(subtests))
-			usage(argv[0]);
-	}
-	for (i = 0; i < ARRAY_SIZE(subtests); i++)
-		planned += selected(&subtests[i], argc, argv);
+	planned = subtest_select(subtests, ARRAY_SIZE(subtests), argc, argv);
 
 	page_size = sysconf(_SC_PAGESIZE);
-	skip_reason = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
-			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (skip_reason == MAP_FAILED)
-		tap_bail("mmap: %m");
 
 	fd = memfd_secret(0);
 	if (fd < 0 && errno == ENOSYS)
@@ -745,9 +651,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < ARRAY_SIZE(subtests); i++) {
 		enum tap_result res;
 
-		if (!selected(&subtests[i], argc, argv))
+		if (!subtest_selected(&subtests[i], argc, argv))
 			continue;
-		res = run_isolated(&subtests[i]);
+		res = subtest_run(&subtests[i], SUBTEST_TIMEOUT);
 		tap_report(res, subtests[i].name, skip_reason);
 	}
 	return tap_finish();

@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "tap.h"
+#include "subtest.h"
 #include "upool.h"
 
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
@@ -46,8 +46,6 @@
 #define NOBODY			65534
 
 static u64_t pb;		/* pageblock_bytes */
-/* Shared with sub-test processes: the reason a sub-test skipped. */
-static char *skip_reason;
 
 #define fail(fmt, ...)							\
 	({								\
@@ -60,17 +58,6 @@ static char *skip_reason;
 		if (!(cond))						\
 			return fail(fmt, ##__VA_ARGS__);		\
 	} while (0)
-
-static __attribute__((format(printf, 1, 2)))
-enum tap_result skip(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(skip_reason, 4096, fmt, ap);
-	va_end(ap);
-	return TAP_SKIP;
-}
 
 #define for_each_node(idx_, nid_)					\
 	for ((idx_) = 0; (idx_) < upool.nr_nodes &&			\
@@ -1210,11 +1197,7 @@ static enum tap_result test_concurrent(void)
 
 /* --- driver -------------------------------------------------------------- */
 
-static const struct subtest {
-	const char *id;		/* for the command line */
-	const char *name;	/* for the TAP line */
-	enum tap_result (*run)(void);
-} subtests[] = {
+static const struct subtest subtests[] = {
 	{ "layout", "sysfs layout: every file present with its mode, pageblock_bytes is 2 MiB",
 	  test_layout },
 	{ "parse", "knobs take bytes with K/M/G suffixes and read back rounded up to pageblocks",
@@ -1236,88 +1219,13 @@ static const struct subtest {
 	  test_concurrent },
 };
 
-static enum tap_result run_isolated(const struct subtest *st)
-{
-	int status;
-	pid_t pid;
-
-	skip_reason[0] = '\0';
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0) {
-		tap_diag("fork: %m");
-		return TAP_FAIL;
-	}
-	if (!pid) {
-		enum tap_result res;
-
-		alarm(SUBTEST_TIMEOUT);
-		res = st->run();
-		fflush(stdout);
-		_exit(res == TAP_PASS ? KSFT_PASS : res == TAP_SKIP ? KSFT_SKIP : KSFT_FAIL);
-	}
-	if (waitpid(pid, &status, 0) != pid) {
-		tap_diag("waitpid: %m");
-		return TAP_FAIL;
-	}
-	if (WIFSIGNALED(status)) {
-		if (WTERMSIG(status) == SIGALRM)
-			tap_diag("timed out after %d s", SUBTEST_TIMEOUT);
-		else
-			tap_diag("killed by signal %d (%s)", WTERMSIG(status),
-				 strsignal(WTERMSIG(status)));
-		return TAP_FAIL;
-	}
-	switch (WEXITSTATUS(status)) {
-	case KSFT_PASS:
-		return TAP_PASS;
-	case KSFT_SKIP:
-		return TAP_SKIP;
-	default:
-		return TAP_FAIL;
-	}
-}
-
-static void usage(const char *prog)
-{
-	unsigned int i;
-
-	fprintf(stderr, "usage: %s [SUBTEST...]\nsub-tests (default: all):\n", prog);
-	for (i = 0; i < ARRAY_SIZE(subtests); i++)
-		fprintf(stderr, "  %-14s %s\n", subtests[i].id, subtests[i].name);
-	exit(KSFT_FAIL);
-}
-
-static bool selected(const struct subtest *st, int argc, char **argv)
-{
-	int i;
-
-	if (argc < 2)
-		return true;
-	for (i = 1; i < argc; i++)
-		if (!strcmp(argv[i], st->id))
-			return true;
-	return false;
-}
-
 int main(int argc, char **argv)
 {
-	unsigned int i, planned = 0;
-	int arg, err;
+	unsigned int i, planned;
+	int err;
 
-	for (arg = 1; arg < argc; arg++) {
-		for (i = 0; i < ARRAY_SIZE(subtests); i++)
-			if (!strcmp(argv[arg], subtests[i].id))
-				break;
-		if (i == ARRAY_SIZE(subtests))
-			usage(argv[0]);
-	}
-	for (i = 0; i < ARRAY_SIZE(subtests); i++)
-		planned += selected(&subtests[i], argc, argv);
+	planned = subtest_select(subtests, ARRAY_SIZE(subtests), argc, argv);
 
-	skip_reason = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (skip_reason == MAP_FAILED)
-		tap_bail("mmap: %m");
 	if (geteuid())
 		tap_skip_all("must run as root");
 	err = upool_init();
@@ -1338,9 +1246,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < ARRAY_SIZE(subtests); i++) {
 		enum tap_result res;
 
-		if (!selected(&subtests[i], argc, argv))
+		if (!subtest_selected(&subtests[i], argc, argv))
 			continue;
-		res = run_isolated(&subtests[i]);
+		res = subtest_run(&subtests[i], SUBTEST_TIMEOUT);
 		if (upool_reset() || upool_wait_empty(RELEASE_TIMEOUT)) {
 			tap_diag("%s: the knobs could not be reset or the pool did not empty",
 				 subtests[i].id);
