@@ -59,7 +59,8 @@ KERNEL_EXTRA = ("call_ipis_per_mib", "ipi_bound_flushes_per_mib", "nr_tlb_remote
                 "directmap2m_kib_per_gib", "alloc_p50_us", "alloc_p999_us",
                 "alloc_max_us", "fault_seconds", "clock_gettime_ns",
                 "unmapped_block_unmap", "unmapped_alloc_pool", "unmapped_alloc_convert",
-                "unmapped_alloc_fail", "unmapped_tlb_flush", "unmapped_mermap_flush")
+                "unmapped_alloc_fail", "unmapped_tlb_flush", "unmapped_mermap_flush",
+                "unmapped_alloc_prezeroed", "direct_map_2m_splits", "direct_map_1g_splits")
 READ_CASES = ("patched.memfd", "patched.memfd_unmapped")
 READ_FIGURES = ("read_mib_s",)
 # Names in results.json <- fields of the "mermap_cost:" line.
@@ -509,16 +510,21 @@ def markdown(res):
                 return fmt(e[f]["median"]) if e.get(f) else "-"
             rows.append([f"`{case}`", m("call_ipis_per_mib"), m("ipi_bound_flushes_per_mib"),
                          m("nr_tlb_remote_flush_per_mib"),
-                         m("unmapped_block_unmap"), m("alloc_p50_us"), m("alloc_max_us")])
+                         m("unmapped_block_unmap"), m("direct_map_1g_splits"),
+                         m("direct_map_2m_splits"), m("unmapped_alloc_prezeroed"),
+                         m("alloc_p50_us"), m("alloc_max_us")])
         lines.append("Raw counters behind them (medians): function-call IPIs per MiB, the "
                      "shootdown bound drawn from them (the fewest any other CPU received), "
                      "`nr_tlb_remote_flush` per MiB (exact on the patched kernel, which "
                      "also counts range flushes there; the stock kernel does not, so its "
                      "`tlb_flushes_per_mib` is the IPI bound), pageblocks unmapped during "
-                     "the loop, median and worst single fault.")
+                     "the loop, direct map huge pages split during it (1 GiB and 2 MiB; "
+                     "each split is one more shootdown), pages handed out known zero, "
+                     "median and worst single fault.")
         lines.append("")
         lines += md_table(["case", "CAL IPIs/MiB", "IPI bound/MiB", "nr_tlb_remote_flush/MiB",
-                           "pageblocks unmapped", "p50 µs", "max µs"], rows)
+                           "pageblocks unmapped", "1G splits", "2M splits", "prezeroed pages",
+                           "p50 µs", "max µs"], rows)
         lines.append("")
         sup = meta.get("supplementary", {}).get(vk, {})
         if sup:

@@ -214,7 +214,8 @@ static long long read_irq(const char *name, long long *percpu)
 enum ctr {
 	C_CAL, C_TLB_IRQ, C_REMOTE_FLUSH, C_REMOTE_FLUSH_RECEIVED,
 	C_DM4K, C_DM2M, C_BLOCK_UNMAP, C_ALLOC_POOL, C_ALLOC_CONVERT,
-	C_ALLOC_FAIL, C_UNMAPPED_TLB_FLUSH, C_MERMAP_FLUSH,
+	C_ALLOC_FAIL, C_UNMAPPED_TLB_FLUSH, C_MERMAP_FLUSH, C_PREZEROED,
+	C_SPLIT_2M, C_SPLIT_1G,
 	NCTR
 };
 
@@ -227,6 +228,9 @@ static const char *const vmstat_key[NCTR] = {
 	[C_ALLOC_FAIL] = "unmapped_alloc_fail",
 	[C_UNMAPPED_TLB_FLUSH] = "unmapped_tlb_flush",
 	[C_MERMAP_FLUSH] = "unmapped_mermap_flush",
+	[C_PREZEROED] = "unmapped_alloc_prezeroed",
+	[C_SPLIT_2M] = "direct_map_level2_splits",
+	[C_SPLIT_1G] = "direct_map_level3_splits",
 };
 
 static void read_counters(long long *c, long long *cal_percpu)
@@ -522,6 +526,11 @@ static void run_fault(enum kind k)
 		       D(C_REMOTE_FLUSH_RECEIVED) / mib);
 	}
 	figure("directmap2m_kib_per_gib", D(C_DM2M) / (mib / 1024));
+	/* Each split of a direct map huge page costs one shootdown too. */
+	if (before[C_SPLIT_1G] >= 0) {
+		figure("direct_map_2m_splits", D(C_SPLIT_2M));
+		figure("direct_map_1g_splits", D(C_SPLIT_1G));
+	}
 	figure("alloc_p50_us", pct(lat, pages, 50) / 1e3);
 	figure("alloc_p999_us", pct(lat, pages, 99.9) / 1e3);
 	figure("alloc_max_us", lat[pages - 1] / 1e3);
@@ -535,6 +544,8 @@ static void run_fault(enum kind k)
 			figure("unmapped_tlb_flush", D(C_UNMAPPED_TLB_FLUSH));
 		if (before[C_MERMAP_FLUSH] >= 0)
 			figure("unmapped_mermap_flush", D(C_MERMAP_FLUSH));
+		if (before[C_PREZEROED] >= 0)
+			figure("unmapped_alloc_prezeroed", D(C_PREZEROED));
 	}
 #undef D
 	munmap(p, size);
