@@ -29,6 +29,9 @@ set -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 
+# shellcheck source-path=SCRIPTDIR source=qemu-lib.sh
+. "$here/qemu-lib.sh"
+
 die() {
 	echo "run-vm: error: $*" >&2
 	exit 2
@@ -100,24 +103,17 @@ numa=${VM_NUMA:-1}
 timeout_s=${VM_TIMEOUT:-900}
 test_timeout=${VM_TEST_TIMEOUT:-}
 
-is_number() {
-	case $1 in
-	'' | *[!0-9]*) return 1 ;;
-	esac
-	[ "$1" -gt 0 ]
-}
-
-is_number "$cpus" || die "VM_CPUS=$cpus is not a positive number"
-is_number "$numa" || die "VM_NUMA=$numa is not a positive number"
-is_number "$timeout_s" || die "VM_TIMEOUT=$timeout_s is not a positive number of seconds"
-[ -z "$test_timeout" ] || is_number "$test_timeout" ||
+vm_positive "$cpus" || die "VM_CPUS=$cpus is not a positive number"
+vm_positive "$numa" || die "VM_NUMA=$numa is not a positive number"
+vm_positive "$timeout_s" || die "VM_TIMEOUT=$timeout_s is not a positive number of seconds"
+[ -z "$test_timeout" ] || vm_positive "$test_timeout" ||
 	die "VM_TEST_TIMEOUT=$test_timeout is not a positive number of seconds"
 case $mem in
 *[gG]) mem_mib=$((${mem%?} * 1024)) ;;
 *[mM]) mem_mib=${mem%?} ;;
 *) mem_mib=$mem ;;
 esac
-is_number "$mem_mib" || die "VM_MEM=$mem is not a size like 512M or 1G"
+vm_positive "$mem_mib" || die "VM_MEM=$mem is not a size like 512M or 1G"
 [ "$numa" -le "$mem_mib" ] || die "VM_NUMA=$numa nodes cannot share $mem_mib MiB"
 command -v "$qemu_bin" >/dev/null || die "$qemu_bin not found: apt-get install qemu-system-x86"
 
@@ -159,33 +155,12 @@ if [ "$numa" -gt 1 ]; then
 fi
 
 [ -n "$log" ] || log=${BUILD:-$top/build}/logs/vm-$mode.log
-mkdir -p "$(dirname "$log")"
-{
-	echo "secmem-vm: $(date -u +%Y-%m-%dT%H:%M:%SZ) mode $mode, $cpus vCPU(s), ${mem_mib} MiB, $numa NUMA node(s), accel $accel"
-	echo "secmem-vm: ${qemu[*]@Q}"
-} | tee "$log"
-
-start=$SECONDS
-if [ "$mode" = shell ]; then
-	echo "secmem-vm: interactive shell; exit it (or press Ctrl-A X) to stop the VM"
-	"${qemu[@]}" 2>&1 | tee -a "$log"
-	exit 0
-fi
-
-# --foreground keeps qemu in our process group, so Ctrl-C stops it too.
-set +e
-timeout --foreground --kill-after=10 "$timeout_s" "${qemu[@]}" </dev/null 2>&1 | tee -a "$log"
-status=${PIPESTATUS[0]}
-set -e
-elapsed=$((SECONDS - start))
-
-if [ "$status" = 124 ] || [ "$status" = 137 ]; then
-	echo "secmem-vm: timeout: the guest did not power off within ${timeout_s} s, qemu killed" |
-		tee -a "$log"
-elif [ "$status" != 0 ]; then
-	echo "secmem-vm: qemu exited with status $status" | tee -a "$log"
-fi
-echo "secmem-vm: qemu ran for $elapsed s, log in $log" | tee -a "$log"
+hint=
+[ "$mode" = shell ] && hint="interactive shell; exit it (or press Ctrl-A X) to stop the VM"
+vm_run "$log" "$hint" \
+	"mode $mode, $cpus vCPU(s), ${mem_mib} MiB, $numa NUMA node(s), accel $accel" \
+	"${qemu[@]}"
+[ "$mode" = shell ] && exit 0
 
 check=("$here/check-log.py" --mode "$mode" "$log")
 [ -n "$results" ] && check+=(--results "$results")

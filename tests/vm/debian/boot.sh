@@ -24,6 +24,9 @@ set -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 
+# shellcheck source-path=SCRIPTDIR source=../qemu-lib.sh
+. "$here/../qemu-lib.sh"
+
 die() {
 	echo "boot: error: $*" >&2
 	exit 2
@@ -57,7 +60,8 @@ demo | check | shell) ;;
 esac
 
 qemu_bin=${QEMU:-qemu-system-x86_64}
-timeout_s=${VM_TIMEOUT:-900}
+vm_positive "${VM_CPUS:-2}" || die "VM_CPUS=$VM_CPUS is not a positive number"
+vm_positive "${VM_TIMEOUT:-900}" || die "VM_TIMEOUT=$VM_TIMEOUT is not a positive number of seconds"
 command -v "$qemu_bin" >/dev/null || die "$qemu_bin not found: apt-get install qemu-system-x86"
 
 # loglevel=5: kernel warnings and worse reach the console (a splat is never
@@ -81,30 +85,12 @@ qemu=("$qemu_bin" -nodefaults -nographic -no-reboot
 	-kernel "$kernel" -append "$cmdline")
 
 [ -n "$log" ] || log=${BUILD:-$top/build}/logs/systemd-$mode.log
-mkdir -p "$(dirname "$log")"
-{
-	echo "secmem-vm: $(date -u +%Y-%m-%dT%H:%M:%SZ) Debian guest, mode $mode, ${VM_CPUS:-2} vCPU(s), ${VM_MEM:-2G}, accel ${QEMU_ACCEL:-tcg}"
-	echo "secmem-vm: ${qemu[*]@Q}"
-} | tee "$log"
-
-start=$SECONDS
-if [ "$mode" = shell ]; then
-	echo "secmem-vm: log in as root (no password); 'poweroff' or Ctrl-A X ends the VM"
-	"${qemu[@]}" 2>&1 | tee -a "$log"
-	exit 0
-fi
-
-set +e
-timeout --foreground --kill-after=10 "$timeout_s" "${qemu[@]}" </dev/null 2>&1 | tee -a "$log"
-status=${PIPESTATUS[0]}
-set -e
-if [ "$status" = 124 ] || [ "$status" = 137 ]; then
-	echo "secmem-vm: timeout: the guest did not power off within ${timeout_s} s, qemu killed" |
-		tee -a "$log"
-elif [ "$status" != 0 ]; then
-	echo "secmem-vm: qemu exited with status $status" | tee -a "$log"
-fi
-echo "secmem-vm: qemu ran for $((SECONDS - start)) s, log in $log" | tee -a "$log"
+hint=
+[ "$mode" = shell ] && hint="log in as root (no password); 'poweroff' or Ctrl-A X ends the VM"
+vm_run "$log" "$hint" \
+	"Debian guest, mode $mode, ${VM_CPUS:-2} vCPU(s), ${VM_MEM:-2G}, accel ${QEMU_ACCEL:-tcg}" \
+	"${qemu[@]}"
+[ "$mode" = shell ] && exit 0
 
 judge=("$here/judge.py" "$log")
 [ -n "$results" ] && judge+=(--results "$results")
