@@ -65,6 +65,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procfs.h"
+
 /* glibc's <sys/mman.h> has memfd_create(); the flag is newer than it. */
 #ifndef MFD_UNMAPPED
 #define MFD_UNMAPPED	0x0020U
@@ -151,27 +153,6 @@ static void sleep_s(double s)
 
 /* --- counters ------------------------------------------------------------- */
 
-/* The number after "key" in a "key value" or "key: value kB" file; -1 if absent. */
-static long long read_key(const char *path, const char *key)
-{
-	size_t len = strlen(key);
-	long long val = -1;
-	char line[512];
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, key, len) &&
-		    (line[len] == ' ' || line[len] == ':')) {
-			val = strtoll(line + len + 1, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return val;
-}
-
 #define MAX_CPUS	64
 
 /*
@@ -236,11 +217,11 @@ static const char *const vmstat_key[NCTR] = {
 static void read_counters(long long *c, long long *cal_percpu)
 {
 	for (int i = 0; i < NCTR; i++)
-		c[i] = vmstat_key[i] ? read_key("/proc/vmstat", vmstat_key[i]) : -1;
+		c[i] = vmstat_key[i] ? procfs_read_key("/proc/vmstat", vmstat_key[i]) : -1;
 	c[C_CAL] = read_irq("CAL", cal_percpu);
 	c[C_TLB_IRQ] = read_irq("TLB", NULL);
-	c[C_DM4K] = read_key("/proc/meminfo", "DirectMap4k");
-	c[C_DM2M] = read_key("/proc/meminfo", "DirectMap2M");
+	c[C_DM4K] = procfs_read_key("/proc/meminfo", "DirectMap4k");
+	c[C_DM2M] = procfs_read_key("/proc/meminfo", "DirectMap2M");
 }
 
 /* --- the pool of unmapped pageblocks -------------------------------------- */

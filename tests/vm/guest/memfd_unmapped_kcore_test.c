@@ -70,6 +70,7 @@
 
 #include "tap.h"
 #include "kcore.h"
+#include "procfs.h"
 
 #ifndef MFD_UNMAPPED
 #define MFD_UNMAPPED		0x0020U
@@ -135,34 +136,14 @@ static bool same(const volatile unsigned char *a, const volatile unsigned char *
 	return true;
 }
 
-/* The value after "key" in a "key value" or "key: value kB" file; -1 if absent. */
-static long long read_key(const char *path, const char *key)
-{
-	size_t len = strlen(key);
-	long long val = -1;
-	char line[512];
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, key, len) && (line[len] == ' ' || line[len] == ':')) {
-			val = strtoll(line + len + 1, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return val;
-}
-
 static void diag_vmstat(const char *when)
 {
 	tap_diag("%s: unmapped_alloc_pool %lld, unmapped_block_unmap %lld, unmapped_block_remap %lld, unmapped_block_reclaim %lld, MemAvailable %lld kB",
-		 when, read_key("/proc/vmstat", "unmapped_alloc_pool"),
-		 read_key("/proc/vmstat", "unmapped_block_unmap"),
-		 read_key("/proc/vmstat", "unmapped_block_remap"),
-		 read_key("/proc/vmstat", "unmapped_block_reclaim"),
-		 read_key("/proc/meminfo", "MemAvailable"));
+		 when, procfs_read_key("/proc/vmstat", "unmapped_alloc_pool"),
+		 procfs_read_key("/proc/vmstat", "unmapped_block_unmap"),
+		 procfs_read_key("/proc/vmstat", "unmapped_block_remap"),
+		 procfs_read_key("/proc/vmstat", "unmapped_block_reclaim"),
+		 procfs_read_key("/proc/meminfo", "MemAvailable"));
 }
 
 /* Physical address of @addr in this process, 0 if unknown. */
@@ -499,7 +480,7 @@ static void release(struct files *f)
  */
 static bool pressure(struct kcore_needle *nd, unsigned int nr)
 {
-	long long avail_kb = read_key("/proc/meminfo", "MemAvailable");
+	long long avail_kb = procfs_read_key("/proc/meminfo", "MemAvailable");
 	uint64_t target, done = 0;
 	void *chunks[256];
 	unsigned int n = 0, i, hits = 0;
@@ -513,7 +494,7 @@ static bool pressure(struct kcore_needle *nd, unsigned int nr)
 	for (i = 1; i < nr; i++)
 		nd[i].found = 0;
 	while (done + PRESSURE_CHUNK <= target && n < 256 && now() - t0 < PRESSURE_SECONDS) {
-		long long cur = read_key("/proc/meminfo", "MemAvailable");
+		long long cur = procfs_read_key("/proc/meminfo", "MemAvailable");
 		void *p;
 
 		if (cur < 0 || (uint64_t)cur * 1024 < PRESSURE_CHUNK + PRESSURE_RESERVE)
@@ -553,7 +534,7 @@ int main(void)
 
 	page_size = sysconf(_SC_PAGESIZE);
 	fd = memfd_create("probe", MFD_UNMAPPED);
-	if (fd < 0 && errno == EINVAL && read_key("/proc/vmstat", "unmapped_alloc_pool") < 0)
+	if (fd < 0 && errno == EINVAL && procfs_read_key("/proc/vmstat", "unmapped_alloc_pool") < 0)
 		tap_skip_all("memfd_create(MFD_UNMAPPED) is EINVAL: kernel without the secmem series");
 	if (fd < 0)
 		tap_bail("memfd_create(MFD_UNMAPPED): %m");

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "procfs.h"
 
 #ifndef __NR_memfd_secret
 #define __NR_memfd_secret 447
@@ -38,27 +39,6 @@ struct counters {
 	long alloc_convert;
 	long alloc_fail;
 };
-
-/* The value after "key" in a "key value" or "key: value kB" file; -1 if absent. */
-static long read_key(const char *path, const char *key)
-{
-	size_t len = strlen(key);
-	char line[512];
-	long val = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, key, len) &&
-		    (line[len] == ' ' || line[len] == ':')) {
-			val = strtol(line + len + 1, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return val;
-}
 
 /* Function-call IPIs summed over CPUs: TLB shootdowns of kernel ranges. */
 static long read_call_ipis(void)
@@ -94,13 +74,13 @@ static long read_call_ipis(void)
 
 static void read_counters(struct counters *c)
 {
-	c->directmap4k_kb = read_key("/proc/meminfo", "DirectMap4k");
-	c->directmap2m_kb = read_key("/proc/meminfo", "DirectMap2M");
+	c->directmap4k_kb = procfs_read_key("/proc/meminfo", "DirectMap4k");
+	c->directmap2m_kb = procfs_read_key("/proc/meminfo", "DirectMap2M");
 	c->call_ipis = read_call_ipis();
-	c->block_unmap = read_key("/proc/vmstat", "unmapped_block_unmap");
-	c->alloc_pool = read_key("/proc/vmstat", "unmapped_alloc_pool");
-	c->alloc_convert = read_key("/proc/vmstat", "unmapped_alloc_convert");
-	c->alloc_fail = read_key("/proc/vmstat", "unmapped_alloc_fail");
+	c->block_unmap = procfs_read_key("/proc/vmstat", "unmapped_block_unmap");
+	c->alloc_pool = procfs_read_key("/proc/vmstat", "unmapped_alloc_pool");
+	c->alloc_convert = procfs_read_key("/proc/vmstat", "unmapped_alloc_convert");
+	c->alloc_fail = procfs_read_key("/proc/vmstat", "unmapped_alloc_fail");
 }
 
 static double now(void)
