@@ -29,7 +29,7 @@ DESTDIR ?=
 
 .PHONY: all deps run shell check check-unit check-guest lint clean distclean \
 	kernel kernel-debug kernel-release kernel-stock kernel-tree \
-	kernel-export kernel-checkpatch userspace guest initramfs install bench \
+	kernel-export kernel-checkpatch kernel-series userspace guest initramfs install bench \
 	check-guest-release check-guest-numa
 
 all: userspace
@@ -62,6 +62,11 @@ kernel-export:
 
 kernel-checkpatch:
 	@$(KBUILD) checkpatch
+
+# Each patch building on its own, for bisection: long (a full build after
+# every patch that changes a widely included header), so not in make check.
+kernel-series:
+	@$(KBUILD) series release
 
 # --- userspace ---------------------------------------------------------
 

@@ -11,6 +11,7 @@
 #   kbuild.sh export                  write the developer tree back to kernel/patches
 #   kbuild.sh checkpatch              scripts/checkpatch.pl --strict on every patch
 #   kbuild.sh path FLAVOR VARIANT     print the output directory
+#   kbuild.sh series VARIANT          build the tree after each patch in turn
 #
 # Environment: BUILD (default <repo>/build), JOBS (default nproc).
 set -euo pipefail
@@ -27,6 +28,7 @@ src=$build/src/base          # pristine source, git repo, tag "base" (stock)
 patched=$build/src/patched   # git worktree: base + series (what we build)
 devtree=$build/linux         # git worktree for developers (make kernel-tree)
 scratch=$build/src/apply     # git worktree where the series is applied
+stepwise=$build/src/series   # git worktree for building patch by patch
 # Bump when ensure_base() changes what it commits as "base".
 base_recipe=2
 # Bump when do_build() changes what a kernel build produces.
@@ -245,6 +247,55 @@ do_build() {
 		"$out/arch/x86/boot/bzImage"
 }
 
+# Every patch must build on its own (bisection depends on it): check out
+# base + patches 1..k for each k in turn and build vmlinux and the uapi
+# headers, all in one output directory, so that each step recompiles only
+# what its patch changed. A step fails on a build error or on a compiler
+# warning, naming the patch; the last step's config is verified like
+# do_build()'s. Options of later patches are simply absent at earlier
+# steps, which is what olddefconfig does with them.
+do_series() {
+	local variant=$1 out log n=0 total c subject start cc=gcc frags commits
+	case "$variant" in
+	release | debug) ;;
+	*) die "unknown variant '$variant' (release or debug)" ;;
+	esac
+	ensure_base
+	out=$build/kernel/series-$variant
+	log=$out/step.log
+	mapfile -t frags < <(fragments patched "$variant")
+	[ -d "$stepwise" ] || git -C "$src" worktree add -q --detach "$stepwise" base
+	apply_series "$stepwise" >/dev/null
+	mapfile -t commits < <(git -C "$stepwise" rev-list --reverse base..HEAD)
+	total=${#commits[@]}
+	mkdir -p "$out"
+	command -v ccache >/dev/null && cc="ccache gcc" &&
+		export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$build}
+	info "building $total patch(es) one by one ($variant config) in $out"
+	for c in "${commits[@]}"; do
+		n=$((n + 1))
+		subject=$(git -C "$stepwise" log -1 --format=%s "$c")
+		git -C "$stepwise" checkout -q -f --detach "$c"
+		start=$(date +%s)
+		make -s -C "$stepwise" O="$out" CC="$cc" tinyconfig >/dev/null
+		"$stepwise/scripts/kconfig/merge_config.sh" -m -O "$out" \
+			"$out/.config" "${frags[@]}" >/dev/null
+		if ! make -s -C "$stepwise" O="$out" CC="$cc" olddefconfig >"$log" 2>&1 ||
+			! make -s -C "$stepwise" O="$out" CC="$cc" -j"$jobs" \
+				vmlinux headers >>"$log" 2>&1; then
+			tail -n 40 "$log" >&2
+			die "the tree does not build after patch $n/$total, '$subject' (log: $log)"
+		fi
+		if grep -q 'warning:' "$log"; then
+			grep -A3 'warning:' "$log" >&2
+			die "patch $n/$total, '$subject', builds with warnings (log: $log)"
+		fi
+		info "patch $n/$total builds ($(($(date +%s) - start)) s): $subject"
+	done
+	verify_config "$out/.config" "${frags[@]}"
+	info "all $total patch(es) build one by one"
+}
+
 do_tree() {
 	ensure_base
 	if [ -d "$devtree" ]; then
@@ -301,7 +352,8 @@ main() {
 	tree) do_tree ;;
 	export) do_export ;;
 	checkpatch) do_checkpatch ;;
-	*) die "usage: $0 source|build|path|tree|export|checkpatch" ;;
+	series) [ $# = 2 ] || die "usage: $0 series release|debug"; do_series "$2" ;;
+	*) die "usage: $0 source|build|path|tree|export|checkpatch|series" ;;
 	esac
 }
 
