@@ -100,12 +100,10 @@ cpu=${QEMU_CPU:-max}
 cpus=${VM_CPUS:-2}
 mem=${VM_MEM:-1G}
 numa=${VM_NUMA:-1}
-timeout_s=${VM_TIMEOUT:-900}
 test_timeout=${VM_TEST_TIMEOUT:-}
 
 vm_positive "$cpus" || die "VM_CPUS=$cpus is not a positive number"
 vm_positive "$numa" || die "VM_NUMA=$numa is not a positive number"
-vm_positive "$timeout_s" || die "VM_TIMEOUT=$timeout_s is not a positive number of seconds"
 [ -z "$test_timeout" ] || vm_positive "$test_timeout" ||
 	die "VM_TEST_TIMEOUT=$test_timeout is not a positive number of seconds"
 case $mem in

@@ -61,7 +61,6 @@ esac
 
 qemu_bin=${QEMU:-qemu-system-x86_64}
 vm_positive "${VM_CPUS:-2}" || die "VM_CPUS=$VM_CPUS is not a positive number"
-vm_positive "${VM_TIMEOUT:-900}" || die "VM_TIMEOUT=$VM_TIMEOUT is not a positive number of seconds"
 command -v "$qemu_bin" >/dev/null || die "$qemu_bin not found: apt-get install qemu-system-x86"
 
 # loglevel=5: kernel warnings and worse reach the console (a splat is never
