@@ -180,6 +180,33 @@ SECMEM_API void *secmem_realloc(void *ptr, size_t size);
 SECMEM_API void secmem_free(void *ptr);
 
 /**
+ * secmem_owns() - whether @ptr points into memory libsecmem handed out.
+ * @ptr: any pointer, NULL included.
+ *
+ * Unlike secmem_free() and secmem_usable_size() this never aborts: it is
+ * the "is this secure memory?" query of integrations such as libgcrypt's
+ * is-secure callback or OpenSSL's CRYPTO_secure_allocated().  A pointer
+ * anywhere inside a live allocation counts (not only its start); freed
+ * memory, guard pages and foreign pointers do not.
+ *
+ * Return: 1 if @ptr is inside a live allocation, else 0.
+ */
+SECMEM_API int secmem_owns(const void *ptr);
+
+/**
+ * secmem_strdup() - copy the string @s into secret memory.
+ * Return: the copy, to be released with secmem_free(), or NULL with errno
+ * set (EINVAL if @s is NULL).
+ */
+SECMEM_API SECMEM_MALLOC char *secmem_strdup(const char *s);
+
+/**
+ * secmem_strndup() - copy at most @n bytes of @s, always NUL-terminated.
+ * Return: as secmem_strdup().
+ */
+SECMEM_API SECMEM_MALLOC char *secmem_strndup(const char *s, size_t n);
+
+/**
  * secmem_usable_size() - bytes usable at @ptr (at least what was asked).
  * Return: 0 for NULL; aborts like secmem_free() for a foreign pointer.
  */

@@ -227,9 +227,13 @@ static void *heap_alloc(size_t size, size_t align, bool zeroed, bool pages)
 
 	if (sm_ensure_init() < 0)
 		return NULL;
-	/* Like malloc(): no object may be larger than PTRDIFF_MAX. */
+	/*
+	 * Like malloc(): no object may be larger than PTRDIFF_MAX, and errno
+	 * is ENOMEM.  The kernel was not asked, so the code says the size is
+	 * impossible rather than that the kernel refused it.
+	 */
 	if (size > PTRDIFF_MAX - SM_SMALL_MAX || align > PTRDIFF_MAX / 2)
-		return sm_fail(SECMEM_ENOMEM, ENOMEM);
+		return sm_fail(SECMEM_EOVERFLOW, ENOMEM);
 	need = size + SM_CANARY_SIZE;
 	home = sm_heap_home();
 again:
@@ -405,6 +409,68 @@ SECMEM_API size_t secmem_usable_size(const void *ptr)
 	usable = heap_run_usable(run);
 	pthread_mutex_unlock(&h->lock);
 	return usable;
+}
+
+/* Whether offset @off of @run lies in a live allocation's usable bytes. */
+static bool heap_run_covers(const struct sm_run *run, size_t off)
+{
+	uint32_t csize;
+	size_t idx;
+
+	switch (run->kind) {
+	case SM_RUN_SLAB:
+		csize = heap_class_size[run->cls];
+		idx = off / csize;
+		return idx < run->nchunks &&
+		       (run->bitmap[idx / 64] & (1ULL << (idx % 64))) &&
+		       off % csize < csize - SM_CANARY_SIZE;
+	case SM_RUN_LARGE:
+		return off < run->usable;
+	case SM_RUN_PAGES:
+		return off >= sm_page_size && off - sm_page_size < run->usable;
+	}
+	return false;
+}
+
+SECMEM_API int secmem_owns(const void *ptr)
+{
+	struct sm_arena *a;
+	struct sm_heap *h;
+	struct sm_run *run;
+	int owns = 0;
+
+	if (!ptr)
+		return 0;
+	a = sm_arena_lookup(ptr, &h);
+	if (!a)
+		return 0;
+	run = sm_run_of(a, ptr);
+	if (run)
+		owns = heap_run_covers(run, (size_t)((const char *)ptr -
+					(const char *)sm_run_addr(run)));
+	pthread_mutex_unlock(&h->lock);
+	return owns;
+}
+
+SECMEM_API char *secmem_strndup(const char *s, size_t n)
+{
+	size_t len;
+	char *d;
+
+	if (!s)
+		return sm_fail(SECMEM_EINVAL, EINVAL);
+	len = strnlen(s, n);
+	d = secmem_malloc(len + 1);
+	if (!d)
+		return NULL;
+	memcpy(d, s, len);
+	d[len] = '\0';
+	return d;
+}
+
+SECMEM_API char *secmem_strdup(const char *s)
+{
+	return secmem_strndup(s, SIZE_MAX);
 }
 
 SECMEM_API void *secmem_realloc(void *ptr, size_t size)

@@ -81,7 +81,8 @@ SM_TEST(test_malloc_huge)
 	errno = 0;
 	ck_assert_ptr_null(secmem_malloc(SIZE_MAX));
 	ck_assert_int_eq(errno, ENOMEM);
-	ck_assert_int_eq(secmem_last_error(), SECMEM_ENOMEM);
+	/* Refused by the size check: the kernel was never asked. */
+	ck_assert_int_eq(secmem_last_error(), SECMEM_EOVERFLOW);
 	ck_assert_ptr_null(secmem_malloc(PTRDIFF_MAX));
 	ck_assert_ptr_null(secmem_aligned_alloc(1UL << 62, 16));
 
@@ -398,6 +399,80 @@ struct shared {
 	_Atomic int bad;
 };
 
+SM_TEST(test_owns)
+{
+	char *small = secmem_malloc(40);
+	char *large = secmem_malloc(100000);
+	char *pages = secmem_alloc_pages(8192);
+	char *other = secmem_malloc(40);
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	static char global[64];
+	char local[64];
+
+	ck_assert_ptr_nonnull(small);
+	ck_assert_ptr_nonnull(large);
+	ck_assert_ptr_nonnull(pages);
+	ck_assert_ptr_nonnull(other);
+	ck_assert_int_eq(secmem_owns(NULL), 0);
+	ck_assert_int_eq(secmem_owns(global), 0);
+	ck_assert_int_eq(secmem_owns(local), 0);
+	ck_assert_int_eq(secmem_owns(&pg), 0);
+
+	/* Any byte of the usable size, not only the start. */
+	ck_assert_int_eq(secmem_owns(small), 1);
+	ck_assert_int_eq(secmem_owns(small + secmem_usable_size(small) - 1), 1);
+	ck_assert_int_eq(secmem_owns(large + 99999), 1);
+	ck_assert_int_eq(secmem_owns(pages), 1);
+	ck_assert_int_eq(secmem_owns(pages + 8191), 1);
+	/* The guard pages of a page block are not secret memory. */
+	ck_assert_int_eq(secmem_owns(pages - 1), 0);
+	ck_assert_int_eq(secmem_owns(pages + 8192), 0);
+	ck_assert_int_eq(secmem_owns(pages - pg), 0);
+	ck_assert_int_eq(secmem_protect(pages, SECMEM_NOACCESS), 0);
+	ck_assert_int_eq(secmem_owns(pages), 1);	/* no access needed */
+
+	/* Freed memory is no longer owned; neighbours still are. */
+	secmem_free(small);
+	ck_assert_int_eq(secmem_owns(small), 0);
+	ck_assert_int_eq(secmem_owns(other), 1);
+	secmem_free(large);
+	ck_assert_int_eq(secmem_owns(large), 0);
+	secmem_free(pages);
+	ck_assert_int_eq(secmem_owns(pages), 0);
+	secmem_free(other);
+	ck_assert_int_eq(secmem_owns(other), 0);
+}
+
+SM_TEST(test_strdup)
+{
+	char *d, *n;
+
+	d = secmem_strdup("correct horse battery staple");
+	ck_assert_ptr_nonnull(d);
+	ck_assert_str_eq(d, "correct horse battery staple");
+	ck_assert_int_eq(secmem_owns(d), 1);
+	n = secmem_strndup("correct horse", 7);
+	ck_assert_ptr_nonnull(n);
+	ck_assert_str_eq(n, "correct");
+	ck_assert_uint_ge(secmem_usable_size(n), 8);
+	secmem_free(n);
+	/* @n beyond the string: the string, not @n bytes, is copied. */
+	n = secmem_strndup("ab", 1000);
+	ck_assert_str_eq(n, "ab");
+	secmem_free(n);
+	n = secmem_strdup("");
+	ck_assert_ptr_nonnull(n);
+	ck_assert_str_eq(n, "");
+	secmem_free(n);
+	secmem_free(d);
+
+	errno = 0;
+	ck_assert_ptr_null(secmem_strdup(NULL));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(secmem_last_error(), SECMEM_EINVAL);
+	ck_assert_ptr_null(secmem_strndup(NULL, 3));
+}
+
 static void *stress_thread(void *arg)
 {
 	struct shared *s = arg;
@@ -505,5 +580,7 @@ TCase *test_heap_tcase(const char *name)
 	tcase_add_test(tc, test_spares_memlock_other);
 	tcase_add_test(tc, test_threads_stress);
 	tcase_add_test(tc, test_stats);
+	tcase_add_test(tc, test_owns);
+	tcase_add_test(tc, test_strdup);
 	return tc;
 }
