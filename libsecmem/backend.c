@@ -8,7 +8,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -35,14 +37,31 @@ enum secmem_backend sm_backend_get(void)
 	return atomic_load_explicit(&sm_backend, memory_order_acquire);
 }
 
+/*
+ * Whether @fd is a file whose pages the kernel keeps out of its direct
+ * map.  memfd_secret(2) and memfd_create(MFD_UNMAPPED) files both live on
+ * the secretmem pseudo file system; a plain memfd is on tmpfs.  A
+ * successful memfd_create(MFD_UNMAPPED) alone proves nothing: a kernel
+ * that gave 0x20 another meaning would hand out ordinary shmem, which
+ * libsecmem would then not even mlock().
+ */
+static bool backend_fd_unmapped(int fd)
+{
+	struct statfs sfs;
+
+	return fstatfs(fd, &sfs) == 0 && sfs.f_type == SECRETMEM_MAGIC;
+}
+
 /* 1: available, 0: this kernel lacks it, -errno: could not tell. */
 static int backend_probe_unmapped(void)
 {
 	int fd = memfd_create("secmem-probe", MFD_CLOEXEC | MFD_UNMAPPED);
 
 	if (fd >= 0) {
+		bool unmapped = backend_fd_unmapped(fd);
+
 		close(fd);
-		return 1;
+		return unmapped ? 1 : 0;
 	}
 	/* An unknown MFD_* flag is EINVAL: the kernel predates the series. */
 	return errno == EINVAL ? 0 : -errno;
@@ -129,6 +148,11 @@ static int backend_create_fd(size_t size, bool sealing)
 	switch (sm_backend_get()) {
 	case SECMEM_BACKEND_UNMAPPED_MEMFD:
 		fd = memfd_create("secmem", mfd | MFD_UNMAPPED);
+		if (fd >= 0 && !backend_fd_unmapped(fd)) {
+			close(fd);
+			fd = -1;
+			errno = EPROTO;	/* the probe's answer no longer holds */
+		}
 		break;
 	case SECMEM_BACKEND_MEMFD_SECRET:
 #ifdef SYS_memfd_secret

@@ -604,6 +604,37 @@ static void do_no_backend_init_flag(void *arg)
 	_exit(0);
 }
 
+/*
+ * memfd_create() as a kernel would answer it if MFD_UNMAPPED (0x20) meant
+ * something else there: success, with an ordinary tmpfs file.  The suite
+ * links libsecmem statically, so this definition is the one it calls.
+ */
+static bool fake_mfd_unmapped_is_shmem;
+
+int memfd_create(const char *name, unsigned int flags)
+{
+	if (fake_mfd_unmapped_is_shmem)
+		flags &= ~MFD_UNMAPPED;
+	return (int)syscall(SYS_memfd_create, name, flags);
+}
+
+static void do_unmapped_is_shmem(void *arg)
+{
+	(void)arg;
+	fake_mfd_unmapped_is_shmem = true;
+	unsetenv("SECMEM_ALLOW_INSECURE");
+	secmem_init(0);
+	/* Never the unmapped backend on ordinary shmem. */
+	if (secmem_backend() == SECMEM_BACKEND_UNMAPPED_MEMFD)
+		_exit(43);
+	/* What is chosen instead must be what the kernel really offers. */
+	if (secmem_init(SECMEM_INIT_NO_UNMAPPED) == 0 ?
+	    secmem_backend() != SECMEM_BACKEND_MEMFD_SECRET :
+	    secmem_last_error() != SECMEM_ENOBACKEND)
+		_exit(44);
+	_exit(0);
+}
+
 #define ck_assert_child_ok(st)						\
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,		\
 		      "child status 0x%x (exit %d): %s", (st),		\
@@ -625,6 +656,16 @@ START_TEST(test_probe_no_secure_backend)
 		ck_assert_child_ok(st);
 	}
 	int st = test_in_child(do_no_backend_init_flag, NULL, child_err,
+			       sizeof(child_err));
+
+	ck_assert_child_ok(st);
+}
+END_TEST
+
+/* A successful memfd_create(MFD_UNMAPPED) is not taken on trust. */
+START_TEST(test_probe_unmapped_verified)
+{
+	int st = test_in_child(do_unmapped_is_shmem, NULL, child_err,
 			       sizeof(child_err));
 
 	ck_assert_child_ok(st);
@@ -655,5 +696,6 @@ TCase *test_probe_tcase(void)
 
 	tcase_add_test(tc, test_probe_no_secure_backend);
 	tcase_add_test(tc, test_probe_flags);
+	tcase_add_test(tc, test_probe_unmapped_verified);
 	return tc;
 }
