@@ -40,9 +40,17 @@ const char *kernel_event_name(enum kernel_event_type type)
 int events_parse(struct nl_msg *msg, struct kernel_event *ev)
 {
 	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct sockaddr_nl *src = nlmsg_get_src(msg);
 	struct nlattr *tb[SECMEM_ATTR_MAX + 1];
 	struct genlmsghdr *gh;
 
+	/*
+	 * Only the kernel (port 0) sends events.  Any local process may
+	 * unicast to the daemon's port, and a forged low-watermark or
+	 * alloc-fail event must not steer the pools.
+	 */
+	if (src && src->nl_pid != 0)
+		return -EPERM;
 	if (!genlmsg_valid_hdr(nlh, 0))
 		return -EPROTO;
 	gh = nlmsg_data(nlh);

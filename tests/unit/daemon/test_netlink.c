@@ -81,6 +81,24 @@ START_TEST(malformed_events_refused)
 }
 END_TEST
 
+START_TEST(events_from_userspace_refused)
+{
+	struct sockaddr_nl forger = { .nl_family = AF_NETLINK, .nl_pid = 4242 };
+	struct kernel_event ev;
+	struct nl_msg *m;
+
+	m = event_msg(SECMEM_CMD_EVENT_ALLOC_FAIL);
+	nla_put_u32(m, SECMEM_ATTR_NODE, 0);
+	nlmsg_set_src(m, &forger);	/* well formed, but not the kernel's */
+	ck_assert_int_eq(events_parse(m, &ev), -EPERM);
+	forger.nl_pid = 0;		/* the same message from the kernel */
+	nlmsg_set_src(m, &forger);
+	ck_assert_int_eq(events_parse(m, &ev), 0);
+	ck_assert_int_eq(ev.type, KEV_ALLOC_FAIL);
+	nlmsg_free(m);
+}
+END_TEST
+
 START_TEST(open_without_family)
 {
 	int err = 0;
@@ -103,6 +121,7 @@ Suite *test_suite(void)
 	tcase_add_test(tc, low_watermark_event);
 	tcase_add_test(tc, every_event_kind);
 	tcase_add_test(tc, malformed_events_refused);
+	tcase_add_test(tc, events_from_userspace_refused);
 	tcase_add_test(tc, open_without_family);
 	suite_add_tcase(s, tc);
 	return s;
