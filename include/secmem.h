@@ -32,10 +32,12 @@
  *
  * fork(): arenas are mapped with MADV_DONTFORK, so a child process does
  * not inherit the parent's secrets (touching them faults with SIGSEGV).
- * A child that calls into libsecmem gets a fresh, empty allocator with the
- * same backend and init flags; it must not pass the parent's pointers to
- * secmem_free().  Arena file descriptors are close-on-exec and are closed
- * in the child.
+ * Their address ranges stay reserved without access in the child, so a
+ * stale parent pointer keeps faulting after the child has allocated, and
+ * secmem_free() of it aborts as for any foreign pointer.  A child that
+ * calls into libsecmem gets a fresh, empty allocator with the same backend
+ * and init flags.  Arena file descriptors are close-on-exec and are
+ * closed in the child.
  */
 #ifndef SECMEM_H
 #define SECMEM_H

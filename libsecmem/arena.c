@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -656,6 +657,29 @@ static void arena_fork_parent(void)
 		pthread_mutex_unlock(&sm.heaps[i].lock);
 }
 
+/*
+ * The parent's arena @a is absent from the child (MADV_DONTFORK), and its
+ * range is free there: a new arena of the child could be mapped on it, so
+ * that a stale parent pointer would read the child's own secret and
+ * secmem_free() would accept it.  Reserve the range, guards included,
+ * without access, so that such a pointer faults and is foreign to
+ * secmem_free() as documented.  Address space only: no memory, no
+ * RLIMIT_MEMLOCK.  If the range is taken (it cannot be, this early) the
+ * reservation is skipped.
+ */
+static void arena_fork_fence(const struct sm_arena *a)
+{
+	char *base = (char *)atomic_load(&a->base) - sm_page_size;
+	size_t len = atomic_load(&a->size) + 2 * sm_page_size;
+	void *r;
+
+	r = mmap(base, len, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+		 MAP_FIXED_NOREPLACE, -1, 0);
+	if (r != MAP_FAILED && r != base)
+		munmap(r, len);	/* kernels before 4.17 ignore the flag */
+}
+
 static void arena_fork_child(void)
 {
 	unsigned int i;
@@ -665,6 +689,7 @@ static void arena_fork_child(void)
 		struct sm_arena *a = &sm.arenas[i];
 
 		if (atomic_load(&a->base)) {
+			arena_fork_fence(a);
 			for (p = 0; p < a->npages;) {
 				struct sm_run *run = *arena_owner(a, p);
 

@@ -446,6 +446,26 @@ static void do_child_fresh(void *arg)
 	_exit(0);
 }
 
+/*
+ * A child that allocates before it touches a stale parent pointer: its new
+ * arena must not land on the parent's old range, where the stale pointer
+ * would read (and secmem_free() would free) the child's own secret.
+ */
+static void do_child_stale_pointer(void *arg)
+{
+	volatile char *stale = arg;
+	char *q = secmem_malloc(64);
+
+	if (!q)
+		_exit(20);
+	strcpy(q, "child secret");
+	if (q == (char *)arg)
+		_exit(21);
+	signal(SIGSEGV, SIG_DFL);	/* ASan's handler would exit(1) */
+	(void)stale[0];			/* must fault: SIGSEGV */
+	_exit(22);
+}
+
 SM_TEST(test_fork)
 {
 	char *p = secmem_malloc(64);
@@ -461,6 +481,10 @@ SM_TEST(test_fork)
 		      "child status 0x%x: %s", status, child_err);
 	/* The parent's secrets are not in the child at all. */
 	status = test_in_child(do_read, p, child_err, sizeof(child_err));
+	ck_assert_killed_by(status, SIGSEGV);
+	/* Still so once the child has arenas of its own. */
+	status = test_in_child(do_child_stale_pointer, p, child_err,
+			       sizeof(child_err));
 	ck_assert_killed_by(status, SIGSEGV);
 	/* The parent is unaffected. */
 	ck_assert_str_eq(p, "parent secret");
