@@ -567,36 +567,44 @@ struct sm_arena *sm_arena_lookup(const void *ptr, struct sm_heap **locked)
 	return NULL;
 }
 
-/* Destroy all arenas if none holds an allocation; false if one does. */
-static bool arena_drop_idle(void)
+/*
+ * Destroy all arenas if none holds an allocation; false if one does.
+ * Called with every heap lock held, so no allocation is under way.
+ */
+static bool arena_drop_idle_locked(void)
 {
-	bool idle = true;
 	unsigned int i;
 
-	for (i = 0; i < sm.nheaps; i++)
-		pthread_mutex_lock(&sm.heaps[i].lock);
-	for (i = 0; i < sm.nheaps && idle; i++) {
+	for (i = 0; i < sm.nheaps; i++) {
 		for (struct sm_arena *a = sm.heaps[i].arenas; a; a = a->next)
-			idle = idle && !a->pages_used;
+			if (a->pages_used)
+				return false;
 	}
 	for (i = 0; i < sm.nheaps; i++) {
 		struct sm_heap *h = &sm.heaps[i];
 
-		while (idle && h->arenas) {
+		while (h->arenas) {
 			struct sm_arena *a = h->arenas;
 
 			h->arenas = a->next;
 			arena_destroy(h, a);
 		}
-		if (idle)
-			arena_drop_spares(h);
-		pthread_mutex_unlock(&h->lock);
+		arena_drop_spares(h);
 	}
-	return idle;
+	return true;
 }
 
+/*
+ * Every heap lock is held from the idle check to the end of the probe: an
+ * allocation racing with this either finished before (and then the call
+ * fails with EBUSY) or starts after, on the new backend.  Releasing the
+ * locks in between let an allocation that had passed sm_ensure_init()
+ * create its arena while the backend read NONE (spurious
+ * SECMEM_ENOBACKEND), or on the old backend.
+ */
 SECMEM_API int secmem_init(unsigned int flags)
 {
+	unsigned int i;
 	int r;
 
 	pthread_once(&sm_once, arena_once);
@@ -611,10 +619,14 @@ SECMEM_API int secmem_init(unsigned int flags)
 		return 0;
 	}
 	pthread_mutex_unlock(&sm.lock);
+	/* Heap locks before the global lock, as in arena_grow(). */
+	for (i = 0; i < sm.nheaps; i++)
+		pthread_mutex_lock(&sm.heaps[i].lock);
 	/* Arenas of the old backend must go before another is chosen. */
-	if (!arena_drop_idle()) {
+	if (!arena_drop_idle_locked()) {
+		r = SECMEM_EBUSY;
 		sm_fail(SECMEM_EBUSY, EBUSY);
-		return -1;
+		goto unlock;
 	}
 	pthread_mutex_lock(&sm.lock);
 	sm.flags = flags;
@@ -623,6 +635,9 @@ SECMEM_API int secmem_init(unsigned int flags)
 	if (r == 0)
 		atomic_store_explicit(&sm.ready, true, memory_order_release);
 	pthread_mutex_unlock(&sm.lock);
+unlock:
+	for (i = sm.nheaps; i-- > 0;)
+		pthread_mutex_unlock(&sm.heaps[i].lock);
 	return r ? -1 : 0;
 }
 

@@ -8,7 +8,10 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -466,6 +469,61 @@ static void do_child_stale_pointer(void *arg)
 	_exit(22);
 }
 
+static _Atomic bool init_race_stop;
+static _Atomic unsigned long init_race_nobackend, init_race_allocs;
+
+static void *init_race_thread(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&init_race_stop)) {
+		void *p = secmem_malloc(48);
+
+		if (p) {
+			secmem_free(p);
+			atomic_fetch_add(&init_race_allocs, 1);
+		} else if (secmem_last_error() == SECMEM_ENOBACKEND) {
+			atomic_fetch_add(&init_race_nobackend, 1);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * secmem_init() switching backends while other threads allocate: each
+ * allocation must see one backend or the other, never none (the review
+ * saw 49 spurious SECMEM_ENOBACKEND in 2.07M allocations).
+ */
+SM_TEST(test_init_races_allocations)
+{
+	unsigned int base = test_mode == TEST_MODE_MLOCK ?
+			    SECMEM_INIT_FORCE_INSECURE : 0;
+	unsigned int ok = 0;
+	pthread_t t[3];
+	int i;
+
+	atomic_store(&init_race_stop, false);
+	atomic_store(&init_race_nobackend, 0);
+	atomic_store(&init_race_allocs, 0);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, init_race_thread,
+						NULL), 0);
+	for (i = 0; i < 20000; i++) {
+		unsigned int f = base | (i % 2 ? SECMEM_INIT_NO_UNMAPPED : 0);
+
+		if (secmem_init(f) == 0)
+			ok++;
+		else
+			ck_assert_int_eq(secmem_last_error(), SECMEM_EBUSY);
+	}
+	atomic_store(&init_race_stop, true);
+	for (i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	printf("# init race: %u of 20000 secmem_init() switched the backend, "
+	       "%lu allocations\n", ok, atomic_load(&init_race_allocs));
+	ck_assert_uint_eq(atomic_load(&init_race_nobackend), 0);
+	ck_assert_int_eq(secmem_init(base), 0);
+}
+
 SM_TEST(test_fork)
 {
 	char *p = secmem_malloc(64);
@@ -540,6 +598,7 @@ TCase *test_misc_tcase(const char *name)
 	tcase_add_test(tc, test_backend_in_use);
 	tcase_add_test(tc, test_strerror);
 	tcase_add_test(tc, test_init_busy);
+	tcase_add_test(tc, test_init_races_allocations);
 	tcase_add_test(tc, test_fork);
 	tcase_add_test(tc, test_memlock_exhaustion);
 	return tc;
