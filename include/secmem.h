@@ -99,6 +99,12 @@ enum secmem_error {
 /** Keep the descriptor open across execve() (default: close-on-exec). */
 #define SECMEM_FD_NOCLOEXEC	(1U << 1)
 
+/* secmem_set_fork_policy() */
+enum secmem_fork_policy {
+	SECMEM_FORK_DROP = 0,	/* default: the child gets an empty allocator */
+	SECMEM_FORK_COPY = 1,	/* the child gets a copy, in its own memory */
+};
+
 /** Snapshot returned by secmem_stats(). */
 struct secmem_stats {
 	enum secmem_backend backend;	/* backend in use (NONE if unprobed) */
@@ -126,6 +132,30 @@ struct secmem_stats {
  * Return: 0, or -1 with errno set (ENOSYS for SECMEM_ENOBACKEND, EBUSY).
  */
 SECMEM_API int secmem_init(unsigned int flags);
+
+/**
+ * secmem_set_fork_policy() - what a child process created by fork() gets.
+ * @policy: SECMEM_FORK_DROP (the default) or SECMEM_FORK_COPY.
+ *
+ * SECMEM_FORK_DROP: the arenas are MADV_DONTFORK; the child does not
+ * inherit the secrets, the parent's pointers fault there, and the child
+ * starts with an empty allocator.
+ *
+ * SECMEM_FORK_COPY: the child gets a private copy of every live
+ * allocation at the same address, in new secret memory of its own (as
+ * fork() gives ordinary memory), so the parent's pointers stay valid in
+ * the child.  The copy is made in the child before fork() returns in
+ * either process; the forking thread of the parent waits for it.  Other
+ * threads of the parent that write secret memory during the fork may or
+ * may not have their writes seen by the child.  If the child cannot get
+ * the memory for its copy it aborts with a message.  For programs that
+ * keep all their heap here (libsecmem-preload's heap mode).
+ *
+ * May be called at any time; applies to existing arenas too.
+ *
+ * Return: 0, or -1 with errno EINVAL for an unknown @policy.
+ */
+SECMEM_API int secmem_set_fork_policy(int policy);
 
 /**
  * secmem_backend() - the backend in use, probing it if needed.

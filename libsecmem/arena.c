@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,6 +31,9 @@
 
 size_t sm_page_size;
 uint64_t sm_canary_key;
+_Atomic int sm_fork_policy = SECMEM_FORK_DROP;
+/* SECMEM_FORK_COPY: the parent waits on [0] until the child closes [1]. */
+static int sm_fork_sync[2] = { -1, -1 };
 
 static struct {
 	pthread_mutex_t lock;
@@ -649,9 +653,44 @@ SECMEM_API enum secmem_backend secmem_backend(void)
 }
 
 /*
+ * Under SECMEM_FORK_COPY the arenas are inherited (shared with the parent),
+ * and the child must have its own copy before anyone writes them.
+ */
+SECMEM_API int secmem_set_fork_policy(int policy)
+{
+	unsigned int i;
+
+	if (policy != SECMEM_FORK_DROP && policy != SECMEM_FORK_COPY) {
+		sm_fail(SECMEM_EINVAL, EINVAL);
+		return -1;
+	}
+	pthread_once(&sm_once, arena_once);
+	for (i = 0; i < sm.nheaps; i++)
+		pthread_mutex_lock(&sm.heaps[i].lock);
+	pthread_mutex_lock(&sm.lock);
+	for (i = 0; i < SM_MAX_ARENAS; i++) {
+		struct sm_arena *a = &sm.arenas[i];
+		uintptr_t base = atomic_load(&a->base);
+
+		if (base)
+			madvise((char *)base - sm_page_size,
+				atomic_load(&a->size) + 2 * sm_page_size,
+				policy == SECMEM_FORK_COPY ? MADV_DOFORK :
+							     MADV_DONTFORK);
+	}
+	atomic_store(&sm_fork_policy, policy);
+	pthread_mutex_unlock(&sm.lock);
+	for (i = sm.nheaps; i-- > 0;)
+		pthread_mutex_unlock(&sm.heaps[i].lock);
+	return 0;
+}
+
+/*
  * fork(): hold every lock across the fork so the child copies consistent
- * state, then give the child an empty allocator.  The arenas themselves are
- * MADV_DONTFORK and absent from the child; their descriptors are closed.
+ * state.  Under SECMEM_FORK_DROP the child then gets an empty allocator:
+ * the arenas are MADV_DONTFORK and absent from it, their descriptors are
+ * closed.  Under SECMEM_FORK_COPY it copies them (arena_fork_copy()) while
+ * the parent waits, with the locks still held, for it to finish.
  */
 static void arena_fork_prepare(void)
 {
@@ -661,12 +700,24 @@ static void arena_fork_prepare(void)
 	for (i = 0; i < sm.nheaps; i++)
 		pthread_mutex_lock(&sm.heaps[i].lock);
 	pthread_mutex_lock(&sm.lock);
+	if (atomic_load(&sm_fork_policy) == SECMEM_FORK_COPY &&
+	    pipe2(sm_fork_sync, O_CLOEXEC) < 0)
+		sm_fork_sync[0] = sm_fork_sync[1] = -1;
 }
 
 static void arena_fork_parent(void)
 {
 	unsigned int i;
+	char c;
 
+	if (sm_fork_sync[0] >= 0) {
+		/* EOF once the child has copied (or died, or exec'd). */
+		close(sm_fork_sync[1]);
+		while (read(sm_fork_sync[0], &c, 1) < 0 && errno == EINTR)
+			;
+		close(sm_fork_sync[0]);
+		sm_fork_sync[0] = sm_fork_sync[1] = -1;
+	}
 	pthread_mutex_unlock(&sm.lock);
 	for (i = sm.nheaps; i-- > 0;)
 		pthread_mutex_unlock(&sm.heaps[i].lock);
@@ -695,11 +746,79 @@ static void arena_fork_fence(const struct sm_arena *a)
 		munmap(r, len);	/* kernels before 4.17 ignore the flag */
 }
 
+static const int fork_prot[] = {
+	[SECMEM_NOACCESS] = PROT_NONE,
+	[SECMEM_READONLY] = PROT_READ,
+	[SECMEM_READWRITE] = PROT_READ | PROT_WRITE,
+};
+
+/*
+ * SECMEM_FORK_COPY, in the child: give every arena a file of its own with
+ * the parent's live pages, then restore the guards and protections of the
+ * secmem_alloc_pages() blocks, which the new mapping reset.  Sharing the
+ * parent's pages would let each process overwrite the other's heap, so a
+ * child that cannot copy must not go on.
+ */
+static void arena_fork_copy(void)
+{
+	unsigned int i;
+	size_t p, pg = sm_page_size;
+	int err;
+
+	if (sm_fork_sync[1] < 0)
+		sm_die("fork: cannot wait for the child's copy of secret memory "
+		       "(pipe2 failed); refusing to share the parent's heap");
+	for (i = 0; i < SM_MAX_ARENAS; i++) {
+		struct sm_arena *a = &sm.arenas[i];
+		struct sm_region r = {
+			.fd = a->fd,
+			.base = (void *)atomic_load(&a->base),
+			.size = atomic_load(&a->size),
+		};
+
+		if (!r.base)
+			continue;
+		err = sm_region_copy(&r, a->used);
+		if (err)
+			sm_die("fork: cannot copy %zu bytes of secret memory "
+			       "into the child: %s", r.size, strerror(-err));
+		a->fd = r.fd;
+		for (p = 0; p < a->npages;) {
+			struct sm_run *run = *arena_owner(a, p);
+			char *start;
+
+			if (!run) {
+				p++;
+				continue;
+			}
+			p += run->npages;
+			if (run->kind != SM_RUN_PAGES)
+				continue;
+			start = sm_run_addr(run);
+			mprotect(start, pg, PROT_NONE);
+			mprotect(start + (run->npages - 1) * pg, pg, PROT_NONE);
+			if (run->prot != SECMEM_READWRITE)
+				mprotect(start + pg, run->usable,
+					 fork_prot[run->prot]);
+		}
+	}
+	close(sm_fork_sync[0]);
+	close(sm_fork_sync[1]);	/* the parent goes on */
+	sm_fork_sync[0] = sm_fork_sync[1] = -1;
+	for (i = 0; i < SM_MAX_HEAPS; i++)
+		pthread_mutex_init(&sm.heaps[i].lock, NULL);
+	pthread_mutex_init(&sm.lock, NULL);
+}
+
 static void arena_fork_child(void)
 {
 	unsigned int i;
 	size_t p;
 
+	if (atomic_load(&sm_fork_policy) == SECMEM_FORK_COPY) {
+		arena_fork_copy();
+		return;
+	}
 	for (i = 0; i < SM_MAX_ARENAS; i++) {
 		struct sm_arena *a = &sm.arenas[i];
 

@@ -195,8 +195,10 @@ static int backend_lock(void *data, size_t size)
 /*
  * Map @size bytes (a multiple of the page size) of a new secret file.  The
  * guard pages come from an anonymous PROT_NONE reservation, so they cost
- * neither memory nor RLIMIT_MEMLOCK.  Everything is MADV_DONTFORK: a child
- * inherits neither the secrets nor the address range.
+ * neither memory nor RLIMIT_MEMLOCK.  Under SECMEM_FORK_DROP everything is
+ * MADV_DONTFORK: a child inherits neither the secrets nor the address
+ * range.  Under SECMEM_FORK_COPY the child inherits the shared mapping
+ * and replaces it with its own copy (sm_region_copy()).
  */
 int sm_region_map(struct sm_region *r, size_t size)
 {
@@ -222,7 +224,8 @@ int sm_region_map(struct sm_region *r, size_t size)
 		err = errno;
 		goto fail;
 	}
-	if (madvise(res, total, MADV_DONTFORK) < 0 ||
+	if ((atomic_load(&sm_fork_policy) == SECMEM_FORK_DROP &&
+	     madvise(res, total, MADV_DONTFORK) < 0) ||
 	    madvise(data, size, MADV_DONTDUMP) < 0) {
 		err = errno;
 		goto fail;
@@ -263,6 +266,52 @@ void sm_region_unmap(struct sm_region *r)
 	close(r->fd);
 	r->fd = -1;
 	r->base = NULL;
+}
+
+/*
+ * In a fork child under SECMEM_FORK_COPY: @r is the parent's region, still
+ * shared with the parent.  Copy the pages set in @used (one bit per page;
+ * never read the others, so that untouched pages are not allocated) into a
+ * new file of the child and map it at the same address.  The caller
+ * restores the protection of secmem_alloc_pages() blocks afterwards.
+ * Returns 0 or -errno; @r then describes the child's own region.
+ */
+int sm_region_copy(struct sm_region *r, const uint64_t *used)
+{
+	size_t pg = sm_page_size, npages = r->size / pg, p;
+	char *tmp, *data;
+	int fd;
+
+	fd = backend_create_fd(r->size, false);
+	if (fd < 0)
+		return -ENOMEM;
+	tmp = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (tmp == MAP_FAILED)
+		goto fail;
+	/* Guards and NOACCESS blocks inside the arena must be readable. */
+	if (mprotect(r->base, r->size, PROT_READ) < 0)
+		goto fail_unmap;
+	for (p = 0; p < npages; p++) {
+		if (used[p / 64] & (1ULL << (p % 64)))
+			memcpy(tmp + p * pg, (char *)r->base + p * pg, pg);
+	}
+	munmap(tmp, r->size);
+	data = mmap(r->base, r->size, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_FIXED, fd, 0);
+	if (data == MAP_FAILED)
+		goto fail;
+	madvise(data, r->size, MADV_DONTDUMP);
+	if (sm_backend_get() == SECMEM_BACKEND_MLOCK)
+		backend_lock(data, r->size);
+	close(r->fd);
+	r->fd = fd;
+	return 0;
+fail_unmap:
+	munmap(tmp, r->size);
+fail:
+	p = (size_t)errno;
+	close(fd);
+	return -(int)p;
 }
 
 /* A stand-alone file for secmem_fd_create(). */

@@ -126,6 +126,8 @@ int sm_backend_probe(unsigned int flags);
 int sm_region_map(struct sm_region *r, size_t size);
 void sm_region_unmap(struct sm_region *r);
 int sm_backend_memfd(size_t size, bool seal, bool cloexec);
+int sm_region_copy(struct sm_region *r, const uint64_t *used);
+extern _Atomic int sm_fork_policy;
 
 /* arena.c */
 extern size_t sm_page_size;

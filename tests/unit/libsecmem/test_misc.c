@@ -554,6 +554,74 @@ SM_TEST(test_fork)
 	secmem_free(p);
 }
 
+/*
+ * SECMEM_FORK_COPY: the child has the parent's secrets at the same
+ * addresses, in memory of its own: writes in either process are not seen
+ * by the other, and a NOACCESS block stays NOACCESS in the child.
+ */
+SM_TEST(test_fork_copy)
+{
+	char *p, *big, *blk;
+	int status, fds[2], i;
+	char buf[64] = "";
+	pid_t pid;
+
+	ck_assert_int_eq(secmem_set_fork_policy(7), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	p = secmem_malloc(64);
+	ck_assert_ptr_nonnull(p);
+	strcpy(p, "parent secret");
+	/* Made before the policy changes: existing arenas switch too. */
+	ck_assert_int_eq(secmem_set_fork_policy(SECMEM_FORK_COPY), 0);
+	big = secmem_malloc(300000);
+	ck_assert_ptr_nonnull(big);
+	for (i = 0; i < 300000; i++)
+		big[i] = (char)(i % 251);
+	blk = secmem_alloc_pages(4096);
+	ck_assert_ptr_nonnull(blk);
+	strcpy(blk, "pages");
+	ck_assert_int_eq(secmem_protect(blk, SECMEM_NOACCESS), 0);
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int bad = 0;
+
+		for (i = 0; i < 300000; i++)
+			bad |= big[i] != (char)(i % 251);
+		if (bad || strcmp(p, "parent secret"))
+			_exit(30);
+		strcpy(p, "child wrote");	/* must stay in the child */
+		if (secmem_protect(blk, SECMEM_READONLY) || strcmp(blk, "pages"))
+			_exit(31);
+		secmem_free(big);		/* the child's own copy */
+		big = secmem_malloc(64);
+		if (!big)
+			_exit(32);
+		if (write(fds[1], p, strlen(p) + 1) < 0)
+			_exit(33);
+		ck_assert_int_eq(secmem_protect(blk, SECMEM_NOACCESS), 0);
+		signal(SIGSEGV, SIG_DFL);
+		(void)*(volatile char *)blk;	/* must fault */
+		_exit(34);
+	}
+	close(fds[1]);
+	ck_assert_int_gt(read(fds[0], buf, sizeof(buf) - 1), 0);
+	close(fds[0]);
+	ck_assert_str_eq(buf, "child wrote");
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_killed_by(status, SIGSEGV);
+	ck_assert_str_eq(p, "parent secret");
+	for (i = 0; i < 300000; i++)
+		ck_assert_int_eq(big[i], (char)(i % 251));
+	ck_assert_int_eq(secmem_protect(blk, SECMEM_READWRITE), 0);
+	ck_assert_str_eq(blk, "pages");
+	secmem_free(blk);
+	secmem_free(big);
+	secmem_free(p);
+	ck_assert_int_eq(secmem_set_fork_policy(SECMEM_FORK_DROP), 0);
+}
+
 SM_TEST(test_memlock_exhaustion)
 {
 	enum { CHUNK = 60000, MAX = 1000 };
@@ -600,6 +668,7 @@ TCase *test_misc_tcase(const char *name)
 	tcase_add_test(tc, test_init_busy);
 	tcase_add_test(tc, test_init_races_allocations);
 	tcase_add_test(tc, test_fork);
+	tcase_add_test(tc, test_fork_copy);
 	tcase_add_test(tc, test_memlock_exhaustion);
 	return tc;
 }
