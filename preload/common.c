@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Mode parsing and the constructor.  A requested mode that cannot be
+ * served (no secret-memory backend) stops the program with a message and
+ * status 125 instead of letting it run without the protection it was
+ * started with.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "secmem.h"
+#include "preload.h"
+
+__thread int preload_nested __attribute__((tls_model("initial-exec")));
+
+_Atomic unsigned long preload_served_openssl, preload_served_sodium,
+	preload_served_heap, preload_served_libc;
+static bool verbose;
+
+static _Atomic unsigned int modes_cache = ~0U;
+
+static unsigned int parse_modes(const char *s)
+{
+	unsigned int m = 0;
+	const char *p = s;
+
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (n == 7 && !strncmp(p, "openssl", n))
+			m |= PRELOAD_OPENSSL;
+		else if (n == 6 && !strncmp(p, "sodium", n))
+			m |= PRELOAD_SODIUM;
+		else if (n == 4 && !strncmp(p, "heap", n))
+			m |= PRELOAD_HEAP;
+		else if (n)
+			preload_die("SECMEM_PRELOAD_MODE=%s: unknown mode '%.*s' "
+				    "(openssl, sodium, heap)", s, (int)n, p);
+		p += n + (p[n] == ',');
+	}
+	return m;
+}
+
+unsigned int preload_modes(void)
+{
+	unsigned int m = atomic_load_explicit(&modes_cache, memory_order_relaxed);
+	const char *env;
+
+	if (m != ~0U)
+		return m;
+	/* Unset: the two interpositions that only touch secure allocators. */
+	env = getenv("SECMEM_PRELOAD_MODE");
+	m = env ? parse_modes(env) : PRELOAD_OPENSSL | PRELOAD_SODIUM;
+	atomic_store(&modes_cache, m);
+	return m;
+}
+
+static void vsay(const char *fmt, va_list ap)
+{
+	char buf[512];
+	int n = snprintf(buf, sizeof(buf), "libsecmem-preload[%d]: ",
+			 (int)getpid());
+
+	if (n < 0)
+		return;
+	vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+	n = (int)strlen(buf);
+	buf[n++] = '\n';
+	/* One write: lines of concurrent threads do not interleave. */
+	if (write(STDERR_FILENO, buf, (size_t)n) < 0)
+		return;
+}
+
+void preload_warn_once(int *once, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (__atomic_exchange_n(once, 1, __ATOMIC_RELAXED))
+		return;
+	va_start(ap, fmt);
+	vsay(fmt, ap);
+	va_end(ap);
+}
+
+_Noreturn void preload_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(fmt, ap);
+	va_end(ap);
+	_exit(125);
+}
+
+__attribute__((constructor)) static void preload_init(void)
+{
+	unsigned int m = preload_modes();
+	enum secmem_backend b;
+
+	if (!m)
+		return;
+	preload_nested++;
+	b = secmem_backend();
+	preload_nested--;
+	if (b == SECMEM_BACKEND_NONE)
+		preload_die("no secret-memory backend: %s; the modes asked for "
+			    "(SECMEM_PRELOAD_MODE) cannot be served, not "
+			    "running the program without them",
+			    secmem_strerror(secmem_last_error()));
+	verbose = getenv("SECMEM_PRELOAD_VERBOSE") != NULL;
+	if (verbose)
+		fprintf(stderr, "libsecmem-preload[%d]: modes%s%s%s, backend %s\n",
+			(int)getpid(), m & PRELOAD_OPENSSL ? " openssl" : "",
+			m & PRELOAD_SODIUM ? " sodium" : "",
+			m & PRELOAD_HEAP ? " heap" : "", secmem_backend_name(b));
+	if (m & PRELOAD_HEAP)
+		preload_heap_init();
+}
+
+/*
+ * The figures that show interposition really happened: allocations each
+ * mode served, and (heap mode) those glibc served: before the constructor
+ * or on libsecmem's behalf.
+ */
+__attribute__((destructor)) static void preload_report(void)
+{
+	struct secmem_stats st;
+
+	if (!verbose || secmem_stats(&st))
+		return;
+	fprintf(stderr, "libsecmem-preload[%d]: served openssl %lu sodium %lu "
+		"heap %lu, by glibc %lu; %llu bytes in use in %llu "
+		"allocations at exit\n", (int)getpid(),
+		atomic_load(&preload_served_openssl),
+		atomic_load(&preload_served_sodium),
+		atomic_load(&preload_served_heap),
+		atomic_load(&preload_served_libc),
+		(unsigned long long)st.bytes_in_use,
+		(unsigned long long)st.allocations);
+}

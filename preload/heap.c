@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * heap mode: the malloc family of the whole process in secret memory.
+ *
+ * glibc supports replacing malloc by interposition: its own internal calls
+ * (strdup, stdio buffers, getaddrinfo...) go through malloc@plt too.  The
+ * replacement must cope with three things:
+ *
+ *  - allocations before the constructor ran (the dynamic linker's, libc's
+ *    early setup) and calls made from inside libsecmem itself (its page
+ *    maps and run descriptors are calloc()ed): both go to glibc, through
+ *    its __libc_* entry points.  free() and the other functions that take
+ *    a pointer tell the two apart with secmem_owns(), which never aborts.
+ *    glibc's pointers stay glibc's (realloc() included); the constructor
+ *    runs before main(), so what the program allocates is secret.
+ *  - threads: libsecmem is thread-safe; the "inside libsecmem" flag is a
+ *    thread-local of the initial-exec model, which never allocates.
+ *  - fork: libsecmem's SECMEM_FORK_COPY gives the child its own copy of
+ *    the heap (the default policy would leave it without one).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "secmem.h"
+#include "preload.h"
+
+bool preload_heap_active;
+
+/* glibc's allocator, under the names it exports for this purpose. */
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t nmemb, size_t size);
+extern void *__libc_realloc(void *ptr, size_t size);
+extern void __libc_free(void *ptr);
+extern void *__libc_memalign(size_t alignment, size_t size);
+extern void *__libc_valloc(size_t size);
+extern void *__libc_pvalloc(size_t size);
+
+static size_t (*libc_usable_size)(void *);
+
+void preload_heap_init(void)
+{
+	preload_nested++;
+	libc_usable_size = (size_t (*)(void *))dlsym(RTLD_NEXT,
+						     "malloc_usable_size");
+	if (!libc_usable_size)
+		preload_die("heap: glibc's malloc_usable_size not found");
+	if (secmem_set_fork_policy(SECMEM_FORK_COPY) < 0)
+		preload_die("heap: secmem_set_fork_policy: %s",
+			    secmem_strerror(secmem_last_error()));
+	preload_nested--;
+	__atomic_store_n(&preload_heap_active, true, __ATOMIC_RELEASE);
+}
+
+static inline bool active(void)
+{
+	return __atomic_load_n(&preload_heap_active, __ATOMIC_ACQUIRE) &&
+	       !preload_nested;
+}
+
+/* Whether to serve this allocation; counts those left to glibc. */
+static inline bool serve(void)
+{
+	if (active()) {
+		atomic_fetch_add_explicit(&preload_served_heap, 1,
+					  memory_order_relaxed);
+		return true;
+	}
+	if (preload_modes() & PRELOAD_HEAP)
+		atomic_fetch_add_explicit(&preload_served_libc, 1,
+					  memory_order_relaxed);
+	return false;
+}
+
+static int alloc_failed;
+
+/* Out of secret memory: the program sees ENOMEM, as from malloc(). */
+static void *failed(size_t size)
+{
+	preload_warn_once(&alloc_failed,
+			  "heap: an allocation of %zu bytes failed: %s "
+			  "(nothing falls back to ordinary memory)", size,
+			  secmem_strerror(secmem_last_error()));
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* Inside libsecmem every pointer freed is glibc's (its metadata). */
+static inline bool ours(const void *ptr)
+{
+	return active() && secmem_owns(ptr);
+}
+
+PRELOAD_API void *malloc(size_t size);
+PRELOAD_API void *calloc(size_t nmemb, size_t size);
+PRELOAD_API void *realloc(void *ptr, size_t size);
+PRELOAD_API void free(void *ptr);
+PRELOAD_API int posix_memalign(void **memptr, size_t alignment, size_t size);
+PRELOAD_API void *aligned_alloc(size_t alignment, size_t size);
+PRELOAD_API void *memalign(size_t alignment, size_t size);
+PRELOAD_API void *valloc(size_t size);
+PRELOAD_API void *pvalloc(size_t size);
+PRELOAD_API size_t malloc_usable_size(void *ptr);
+
+void *malloc(size_t size)
+{
+	void *p;
+
+	if (!serve())
+		return __libc_malloc(size);
+	preload_nested++;
+	p = secmem_malloc(size ? size : 1);
+	preload_nested--;
+	return p ? p : failed(size);
+}
+
+void *calloc(size_t nmemb, size_t size)
+{
+	void *p;
+
+	if (!serve())
+		return __libc_calloc(nmemb, size);
+	if (size && nmemb > SIZE_MAX / size) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	preload_nested++;
+	p = secmem_calloc(nmemb ? nmemb : 1, size ? size : 1);
+	preload_nested--;
+	return p ? p : failed(nmemb * size);
+}
+
+void free(void *ptr)
+{
+	if (!ptr)
+		return;
+	if (!ours(ptr)) {
+		__libc_free(ptr);
+		return;
+	}
+	preload_nested++;
+	secmem_free(ptr);
+	preload_nested--;
+}
+
+void *realloc(void *ptr, size_t size)
+{
+	void *p;
+
+	if (!ptr)
+		return malloc(size);
+	if (!ours(ptr))
+		return __libc_realloc(ptr, size);
+	if (!size) {		/* glibc: free and return NULL */
+		free(ptr);
+		return NULL;
+	}
+	preload_nested++;
+	p = secmem_realloc(ptr, size);
+	preload_nested--;
+	return p ? p : failed(size);
+}
+
+static void *aligned(size_t alignment, size_t size)
+{
+	void *p;
+
+	if (!serve())
+		return __libc_memalign(alignment, size);
+	preload_nested++;
+	p = secmem_aligned_alloc(alignment, size ? size : 1);
+	preload_nested--;
+	if (!p && secmem_last_error() == SECMEM_EINVAL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return p ? p : failed(size);
+}
+
+int posix_memalign(void **memptr, size_t alignment, size_t size)
+{
+	void *p;
+	int saved = errno;
+
+	if (!alignment || alignment % sizeof(void *) ||
+	    (alignment & (alignment - 1)))
+		return EINVAL;
+	p = aligned(alignment, size);
+	if (!p) {
+		int err = errno;
+
+		errno = saved;
+		return err;
+	}
+	*memptr = p;
+	return 0;
+}
+
+void *aligned_alloc(size_t alignment, size_t size)
+{
+	if (!alignment || (alignment & (alignment - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return aligned(alignment, size);
+}
+
+void *memalign(size_t alignment, size_t size)
+{
+	/* glibc rounds a bad alignment up to a power of two. */
+	if (alignment & (alignment - 1)) {
+		size_t a = 1;
+
+		while (a < alignment && a)
+			a <<= 1;
+		alignment = a;
+	}
+	return aligned(alignment ? alignment : 1, size);
+}
+
+void *valloc(size_t size)
+{
+	if (!serve())
+		return __libc_valloc(size);
+	return aligned((size_t)sysconf(_SC_PAGESIZE), size);
+}
+
+void *pvalloc(size_t size)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (!serve())
+		return __libc_pvalloc(size);
+	if (size > SIZE_MAX - pg) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return aligned(pg, (size + pg - 1) / pg * pg);
+}
+
+size_t malloc_usable_size(void *ptr)
+{
+	if (!ptr)
+		return 0;
+	if (ours(ptr))
+		return secmem_usable_size(ptr);
+	if (libc_usable_size)
+		return libc_usable_size(ptr);
+	return 0;
+}

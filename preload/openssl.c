@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * openssl mode: OpenSSL 3's secure heap served by libsecmem.
+ *
+ * libcrypto.so.3 calls these through its PLT (JUMP_SLOT relocations) and
+ * hands them to providers through its core dispatch table (R_X86_64_64
+ * relocations), so a preloaded definition replaces both.  The preload
+ * has no symbol versions at all: ld.so binds a versioned reference
+ * (CRYPTO_secure_malloc@OPENSSL_3.0.0) to an unversioned definition in an
+ * object without version information.  Without CRYPTO_secure_malloc_init() OpenSSL's
+ * own secure heap falls back to plain CRYPTO_malloc(); here it is always
+ * "initialised" and grows on demand, so private-key bignums
+ * (BN_FLG_SECURE) and the secure PEM/DER decoding buffers land in secret
+ * memory.  When the mode is off every call goes to libcrypto's own.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "secmem.h"
+#include "preload.h"
+
+#define OSSL_VER "OPENSSL_3.0.0"
+
+static void *next(const char *name)
+{
+	void *f;
+
+	preload_nested++;
+	f = dlvsym(RTLD_NEXT, name, OSSL_VER);
+	if (!f)
+		f = dlvsym(RTLD_DEFAULT, name, OSSL_VER);
+	preload_nested--;
+	if (!f)
+		preload_die("%s@%s not found: is libcrypto.so.3 loaded?", name,
+			    OSSL_VER);
+	return f;
+}
+
+/* The next definition of @fn, looked up once. */
+#define NEXT(fn)							\
+	({								\
+		static void *_Atomic fn##_next;				\
+		void *_p = atomic_load_explicit(&fn##_next,		\
+						memory_order_relaxed);	\
+		if (!_p) {						\
+			_p = next(#fn);					\
+			atomic_store(&fn##_next, _p);			\
+		}							\
+		(__typeof__(&fn))_p;					\
+	})
+
+static bool on(void)
+{
+	return preload_modes() & PRELOAD_OPENSSL;
+}
+
+static int alloc_failed;
+
+static void *checked(void *p, size_t num)
+{
+	if (p)
+		atomic_fetch_add_explicit(&preload_served_openssl, 1,
+					  memory_order_relaxed);
+	else
+		preload_warn_once(&alloc_failed,
+				  "openssl: a secure allocation of %zu bytes "
+				  "failed: %s (OpenSSL sees an allocation "
+				  "failure; nothing falls back to ordinary "
+				  "memory)", num,
+				  secmem_strerror(secmem_last_error()));
+	return p;
+}
+
+PRELOAD_API void *CRYPTO_secure_malloc(size_t num, const char *file, int line);
+PRELOAD_API void *CRYPTO_secure_zalloc(size_t num, const char *file, int line);
+PRELOAD_API void CRYPTO_secure_free(void *ptr, const char *file, int line);
+PRELOAD_API void CRYPTO_secure_clear_free(void *ptr, size_t num,
+					  const char *file, int line);
+PRELOAD_API int CRYPTO_secure_allocated(const void *ptr);
+PRELOAD_API int CRYPTO_secure_malloc_initialized(void);
+PRELOAD_API size_t CRYPTO_secure_actual_size(void *ptr);
+PRELOAD_API size_t CRYPTO_secure_used(void);
+PRELOAD_API int CRYPTO_secure_malloc_init(size_t size, size_t minsize);
+PRELOAD_API int CRYPTO_secure_malloc_done(void);
+void CRYPTO_free(void *ptr, const char *file, int line);
+void CRYPTO_clear_free(void *ptr, size_t num, const char *file, int line);
+
+void *CRYPTO_secure_malloc(size_t num, const char *file, int line)
+{
+	if (!on())
+		return NEXT(CRYPTO_secure_malloc)(num, file, line);
+	return checked(secmem_malloc(num ? num : 1), num);
+}
+
+void *CRYPTO_secure_zalloc(size_t num, const char *file, int line)
+{
+	if (!on())
+		return NEXT(CRYPTO_secure_zalloc)(num, file, line);
+	return checked(secmem_calloc(1, num ? num : 1), num);
+}
+
+/*
+ * OpenSSL's own CRYPTO_secure_free() accepts pointers from CRYPTO_malloc()
+ * (its fallback when the secure heap is not initialised); so does this.
+ */
+void CRYPTO_secure_free(void *ptr, const char *file, int line)
+{
+	if (!on())
+		return NEXT(CRYPTO_secure_free)(ptr, file, line);
+	if (!ptr)
+		return;
+	if (secmem_owns(ptr))
+		secmem_free(ptr);	/* zeroes the whole allocation */
+	else
+		NEXT(CRYPTO_free)(ptr, file, line);
+}
+
+void CRYPTO_secure_clear_free(void *ptr, size_t num, const char *file,
+			      int line)
+{
+	if (!on())
+		return NEXT(CRYPTO_secure_clear_free)(ptr, num, file, line);
+	if (!ptr)
+		return;
+	if (secmem_owns(ptr))
+		secmem_free(ptr);
+	else
+		NEXT(CRYPTO_clear_free)(ptr, num, file, line);
+}
+
+int CRYPTO_secure_allocated(const void *ptr)
+{
+	if (!on())
+		return NEXT(CRYPTO_secure_allocated)(ptr);
+	return secmem_owns(ptr);
+}
+
+int CRYPTO_secure_malloc_initialized(void)
+{
+	if (!on())
+		return NEXT(CRYPTO_secure_malloc_initialized)();
+	return 1;
+}
+
+size_t CRYPTO_secure_actual_size(void *ptr)
+{
+	if (!on())
+		return NEXT(CRYPTO_secure_actual_size)(ptr);
+	return secmem_owns(ptr) ? secmem_usable_size(ptr) : 0;
+}
+
+size_t CRYPTO_secure_used(void)
+{
+	struct secmem_stats st;
+
+	if (!on())
+		return NEXT(CRYPTO_secure_used)();
+	return secmem_stats(&st) ? 0 : (size_t)st.bytes_in_use;
+}
+
+/*
+ * The fixed arena OpenSSL would map here is not needed: the heap grows on
+ * demand.  1 is "initialised and locked", what callers check for.
+ */
+int CRYPTO_secure_malloc_init(size_t size, size_t minsize)
+{
+	(void)size;
+	(void)minsize;
+	if (!on())
+		return NEXT(CRYPTO_secure_malloc_init)(size, minsize);
+	return 1;
+}
+
+int CRYPTO_secure_malloc_done(void)
+{
+	if (!on())
+		return NEXT(CRYPTO_secure_malloc_done)();
+	return CRYPTO_secure_used() == 0;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libsecmem-preload: secret memory for programs that were not built for
+ * it, by LD_PRELOAD interposition (secmem-run(1)).  Three modes, chosen
+ * by SECMEM_PRELOAD_MODE (a comma-separated list):
+ *
+ *  openssl - OpenSSL 3's CRYPTO_secure_* family (openssl.c)
+ *  sodium  - libsodium's sodium_malloc() family (sodium.c)
+ *  heap    - the whole malloc family of the process (heap.c)
+ *
+ * A mode that is off forwards its functions to the next definition
+ * (libcrypto's, libsodium's, glibc's), so the library can stay preloaded
+ * whatever the mode.
+ */
+#ifndef SECMEM_PRELOAD_H
+#define SECMEM_PRELOAD_H
+
+#include <stdbool.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#define PRELOAD_OPENSSL	(1U << 0)
+#define PRELOAD_SODIUM	(1U << 1)
+#define PRELOAD_HEAP	(1U << 2)
+
+#define PRELOAD_API	__attribute__((visibility("default")))
+
+/* The modes in force, parsed once from the environment. */
+unsigned int preload_modes(void);
+/* Print "libsecmem-preload: ..." once per @once flag. */
+void preload_warn_once(int *once, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Print and exit(125): a mode that cannot be honoured must not run. */
+_Noreturn void preload_die(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+/*
+ * Set while this thread is inside libsecmem (or the dynamic linker) on
+ * behalf of the preload: the malloc family then goes straight to glibc,
+ * so that libsecmem's own metadata (and anything it calls) cannot recurse
+ * into the heap mode.
+ */
+extern __thread int preload_nested __attribute__((tls_model("initial-exec")));
+
+/* Allocations served, by mode, reported at exit with SECMEM_PRELOAD_VERBOSE. */
+extern _Atomic unsigned long preload_served_openssl, preload_served_sodium,
+	preload_served_heap, preload_served_libc;
+
+/* heap.c: whether the heap mode serves allocations yet. */
+extern bool preload_heap_active;
+void preload_heap_init(void);
+
+#endif /* SECMEM_PRELOAD_H */

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * secmem-run: run an unmodified program with libsecmem-preload.so, after
+ * checking that the protection asked for can really be given: a secret
+ * memory backend exists, the memory lock limit allows an arena, and the
+ * program is dynamically linked (LD_PRELOAD cannot reach a static one).
+ *
+ * Exit status, as env(1): 125 if secmem-run itself fails, 126 if the
+ * program cannot be run, 127 if it is not found; else the program's.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "secmem.h"
+
+#ifndef PRELOAD_PATH
+#define PRELOAD_PATH "/usr/local/lib/libsecmem-preload.so"
+#endif
+#ifndef SECMEM_VERSION
+#define SECMEM_VERSION "0.1.0"
+#endif
+
+#define EXIT_RUN_FAILED	125
+#define EXIT_CANNOT_RUN	126
+#define EXIT_NOT_FOUND	127
+
+static const char *prog = "secmem-run";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [--mode MODE[,MODE...]] [--verbose] [--] COMMAND [ARG...]\n"
+		"Run COMMAND with its secrets in memory outside the kernel's direct map.\n"
+		"\n"
+		"  -m, --mode MODES  openssl (OpenSSL 3's secure heap), sodium\n"
+		"                    (sodium_malloc and friends), heap (the whole malloc\n"
+		"                    family); comma-separated; default openssl,sodium\n"
+		"  -v, --verbose     say what is preloaded and which backend serves it\n"
+		"  -h, --help        this help\n"
+		"      --version     the version\n"
+		"\n"
+		"See secmem-run(1).\n", prog);
+}
+
+static bool valid_modes(const char *s)
+{
+	const char *p = s;
+
+	if (!*s)
+		return false;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (!((n == 7 && !strncmp(p, "openssl", n)) ||
+		      (n == 6 && !strncmp(p, "sodium", n)) ||
+		      (n == 4 && !strncmp(p, "heap", n))))
+			return false;
+		p += n + (p[n] == ',');
+	}
+	return true;
+}
+
+/* @cmd resolved as execvp() would, into @out; false if not found. */
+static bool resolve(const char *cmd, char *out, size_t len)
+{
+	const char *path = getenv("PATH"), *p;
+
+	if (strchr(cmd, '/')) {
+		snprintf(out, len, "%s", cmd);
+		return access(out, F_OK) == 0;
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path;; p += strcspn(p, ":") + 1) {
+		size_t n = strcspn(p, ":");
+
+		snprintf(out, len, "%.*s%s%s", (int)n, n ? p : ".", "/", cmd);
+		if (access(out, X_OK) == 0)
+			return true;
+		if (!p[n])
+			return false;
+	}
+}
+
+enum elf_kind { ELF_DYNAMIC, ELF_STATIC, ELF_SCRIPT, ELF_OTHER };
+
+/* Whether @file has a program interpreter; a #! script names its own. */
+static enum elf_kind classify(const char *file, char *interp, size_t len)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	char buf[PATH_MAX];
+	ssize_t n;
+	int fd, i;
+	enum elf_kind k = ELF_STATIC;
+
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ELF_OTHER;
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n > 2 && buf[0] == '#' && buf[1] == '!') {
+		buf[n] = 0;
+		sscanf(buf + 2, " %1023s", interp);
+		(void)len;
+		close(fd);
+		return ELF_SCRIPT;
+	}
+	if (n < (ssize_t)sizeof(eh) || memcmp(buf, ELFMAG, SELFMAG) ||
+	    buf[EI_CLASS] != ELFCLASS64) {
+		close(fd);
+		return ELF_OTHER;
+	}
+	memcpy(&eh, buf, sizeof(eh));
+	for (i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph),
+			  (off_t)(eh.e_phoff + (size_t)i * eh.e_phentsize)) !=
+		    sizeof(ph))
+			break;
+		if (ph.p_type == PT_INTERP)
+			k = ELF_DYNAMIC;
+	}
+	close(fd);
+	return k;
+}
+
+static int check_target(const char *cmd)
+{
+	char file[PATH_MAX], interp[1024] = "";
+	int depth;
+
+	if (!resolve(cmd, file, sizeof(file))) {
+		fprintf(stderr, "%s: %s: command not found\n", prog, cmd);
+		return EXIT_NOT_FOUND;
+	}
+	for (depth = 0; depth < 4; depth++) {
+		switch (classify(file, interp, sizeof(interp))) {
+		case ELF_DYNAMIC:
+			return 0;
+		case ELF_STATIC:
+			fprintf(stderr,
+				"%s: %s is statically linked: LD_PRELOAD cannot "
+				"interpose its allocator, so it would run "
+				"without secret memory. Not running it.\n",
+				prog, file);
+			return EXIT_RUN_FAILED;
+		case ELF_SCRIPT:
+			/* The interpreter is what gets the preload. */
+			snprintf(file, sizeof(file), "%s", interp);
+			continue;
+		case ELF_OTHER:
+			/* Not ELF we can read: let execvp() decide. */
+			return 0;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "mode", required_argument, NULL, 'm' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 },
+	};
+	const char *modes = "openssl,sodium", *lib, *old;
+	bool verbose = false;
+	char *preload;
+	void *probe;
+	int c, r;
+
+	/* "+": options stop at COMMAND, whose own options are its own. */
+	while ((c = getopt_long(argc, argv, "+m:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			modes = optarg;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("secmem-run %s\n", SECMEM_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_RUN_FAILED;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "%s: no command given\n", prog);
+		usage(stderr);
+		return EXIT_RUN_FAILED;
+	}
+	if (!valid_modes(modes)) {
+		fprintf(stderr, "%s: --mode %s: modes are openssl, sodium and heap, "
+			"comma-separated\n", prog, modes);
+		return EXIT_RUN_FAILED;
+	}
+	lib = getenv("SECMEM_PRELOAD_LIB");
+	if (!lib || !*lib)
+		lib = PRELOAD_PATH;
+	if (access(lib, R_OK) < 0) {
+		fprintf(stderr, "%s: %s: %s\n", prog, lib, strerror(errno));
+		return EXIT_RUN_FAILED;
+	}
+	r = check_target(argv[optind]);
+	if (r)
+		return r;
+	/*
+	 * One real allocation: it proves the backend and that the memory
+	 * lock limit allows an arena, and its error says what to change.
+	 */
+	probe = secmem_malloc(1);
+	if (!probe) {
+		fprintf(stderr, "%s: no secret memory for %s: %s\n", prog,
+			argv[optind], secmem_strerror(secmem_last_error()));
+		return EXIT_RUN_FAILED;
+	}
+	if (verbose)
+		fprintf(stderr, "%s: %s with %s (modes %s), backend %s\n", prog,
+			argv[optind], lib, modes,
+			secmem_backend_name(secmem_backend()));
+	secmem_free(probe);
+	old = getenv("LD_PRELOAD");
+	if (asprintf(&preload, "%s%s%s", lib, old && *old ? ":" : "",
+		     old ? old : "") < 0) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return EXIT_RUN_FAILED;
+	}
+	if (setenv("LD_PRELOAD", preload, 1) ||
+	    setenv("SECMEM_PRELOAD_MODE", modes, 1) ||
+	    (verbose && setenv("SECMEM_PRELOAD_VERBOSE", "1", 1))) {
+		fprintf(stderr, "%s: setenv: %s\n", prog, strerror(errno));
+		return EXIT_RUN_FAILED;
+	}
+	execvp(argv[optind], argv + optind);
+	r = errno;
+	fprintf(stderr, "%s: %s: %s\n", prog, argv[optind], strerror(r));
+	return r == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+}
