@@ -73,10 +73,12 @@ kernel-series:
 userspace:
 	@$(MAKE) -s -C libsecmem all BUILD=$(BUILD)
 	@$(MAKE) -s -C daemon all BUILD=$(BUILD)
+	@$(MAKE) -s -C preload all BUILD=$(BUILD)
 
 install: userspace
 	@$(MAKE) -s -C libsecmem install BUILD=$(BUILD) PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	@$(MAKE) -s -C daemon install BUILD=$(BUILD) PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	@$(MAKE) -s -C preload install BUILD=$(BUILD) PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
 # Everything that goes into the guest's initramfs, built against the
 # patched tree's uapi headers (KVARIANT picks which kernel's).
@@ -151,6 +153,7 @@ bench: deps
 check-unit:
 	@$(MAKE) -s -C libsecmem check BUILD=$(BUILD)
 	@$(MAKE) -s -C daemon check BUILD=$(BUILD)
+	@$(MAKE) -s -C preload check BUILD=$(BUILD)
 
 # The pool control plane on two NUMA nodes: per-node targets, statistics
 # and events for real (the main guest run has one node).

@@ -179,7 +179,7 @@ void sodium_free(void *ptr)
 		NEXT(sodium_free)(ptr);
 		return;
 	}
-	if (secmem_memeq((unsigned char *)ptr - CANARY_SIZE, canary,
+	if (!secmem_memeq((unsigned char *)ptr - CANARY_SIZE, canary,
 			 CANARY_SIZE)) {
 		/* As libsodium's sodium_misuse(): the heap is not trusted. */
 		static const char msg[] = "libsecmem-preload: sodium_free(): "

@@ -52,6 +52,7 @@ fi
 step libsecmem make -s -C libsecmem all check-unit check-abi example-check BUILD="$build"
 step libsecmem-asan make -s -C libsecmem check-asan BUILD="$build"
 step daemon make -s -C daemon check BUILD="$build"
+step preload make -s -C preload check BUILD="$build"
 step vm-checker make -s -C tests/vm selftest BUILD="$build"
 if [ "$kernel_ok" = 0 ]; then
 	step guest make -s check-guest FILTER="$filter"

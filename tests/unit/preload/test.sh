@@ -1,0 +1,127 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# libsecmem-preload and secmem-run against Debian 12's own libcrypto.so.3
+# and libsodium.so.23, on the host's backend (memfd_secret here; the
+# patched kernel's unmapped memfd in the guest).  TAP on stdout.
+#
+# Usage: test.sh BUILD_DIR [TAP_FILE]
+set -u
+build=${1:?usage: test.sh BUILD_DIR [TAP_FILE]}
+tap=${2:-}
+run=$build/preload/secmem-run
+probe=$build/preload/test/preload_probe
+export LD_LIBRARY_PATH=$build/libsecmem
+export SECMEM_PRELOAD_LIB=$build/preload/libsecmem-preload.so
+n=0 failed=0
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+[ -n "$tap" ] || tap=$out/tap
+
+result() {	# result OK NAME [DETAIL]
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n - $2"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $2${3:+ # $3}"
+	fi
+}
+
+expect() {	# expect STATUS NAME CMD...
+	local want=$1 name=$2 st
+	shift 2
+	{ "$@" >"$out/o" 2>"$out/e"; } 2>/dev/null
+	st=$?
+	if [ "$st" = "$want" ]; then
+		result 0 "$name"
+	else
+		result 1 "$name" "status $st, wanted $want: $(tr '\n' ' ' <"$out/e" | cut -c1-300)"
+	fi
+}
+
+grep_err() {	# grep_err NAME PATTERN: in the last command's stderr
+	if grep -q -- "$2" "$out/e"; then result 0 "$1"; else
+		result 1 "$1" "stderr: $(tr '\n' ' ' <"$out/e" | cut -c1-300)"
+	fi
+}
+
+{
+# The interposition points exist in the Debian binaries: libcrypto calls
+# its secure heap through the PLT (JUMP_SLOT) and exports the functions;
+# libsodium exports the sodium_malloc family.
+crypto=$(ldconfig -p | awk '/libcrypto.so.3 .*x86-64/ {print $NF; exit}')
+sodium=$(ldconfig -p | awk '/libsodium.so.23 .*x86-64/ {print $NF; exit}')
+for f in CRYPTO_secure_malloc CRYPTO_secure_zalloc CRYPTO_secure_free \
+	CRYPTO_secure_clear_free CRYPTO_secure_allocated; do
+	objdump -R "$crypto" | grep -q "JUMP_SLOT *$f@" 
+	result $? "libcrypto.so.3 calls $f through its PLT (interposable)"
+done
+for f in CRYPTO_secure_malloc_initialized CRYPTO_secure_actual_size CRYPTO_secure_used; do
+	nm -D --defined-only "$crypto" | grep -q " T $f@@OPENSSL_3.0.0"
+	result $? "libcrypto.so.3 exports $f (a program's call is interposable)"
+done
+for f in sodium_malloc sodium_allocarray sodium_free sodium_mprotect_noaccess \
+	sodium_mprotect_readonly sodium_mprotect_readwrite; do
+	nm -D --defined-only "$sodium" | grep -q " T $f$"
+	result $? "libsodium.so.23 exports $f"
+done
+nm -D --defined-only "$SECMEM_PRELOAD_LIB" | awk '{print $3}' | sort >"$out/exports"
+grep -qx 'CRYPTO_secure_malloc' "$out/exports" && grep -qx 'sodium_malloc' "$out/exports" &&
+	grep -qx 'malloc' "$out/exports" && ! grep -q '^sm_\|^preload_' "$out/exports"
+result $? "libsecmem-preload.so exports the interposed functions and no internals"
+
+expect 0 "control: without the preload nothing is secret memory" "$probe" plain
+expect 0 "openssl mode: CRYPTO_secure_* and BN_secure_new served by libsecmem" \
+	"$run" --mode openssl "$probe" openssl
+expect 0 "sodium mode: sodium_malloc semantics on secret memory" \
+	"$run" --mode sodium "$probe" sodium
+expect 0 "heap mode: malloc family, 4 threads, fork copy, system()" \
+	"$run" --mode heap "$probe" heap
+expect 0 "all three modes at once" "$run" --mode openssl,sodium,heap "$probe" heap
+expect 139 "sodium mode: writing past the end hits the guard page (SIGSEGV)" \
+	"$run" --mode sodium "$probe" overflow
+expect 134 "sodium mode: an overwritten canary aborts sodium_free" \
+	"$run" --mode sodium "$probe" underflow
+grep_err "sodium mode: the abort says why" "canary overwritten"
+expect 139 "sodium mode: sodium_mprotect_noaccess blocks reads" \
+	"$run" --mode sodium "$probe" noaccess
+expect 139 "sodium mode: sodium_mprotect_readonly blocks writes" \
+	"$run" --mode sodium "$probe" readonly
+
+# A real program: OpenSSL reads a private key through its secure heap.
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$out/k.pem" 2>/dev/null
+expect 0 "openssl pkey reads an EC key under --mode openssl" \
+	"$run" -v --mode openssl openssl pkey -in "$out/k.pem" -noout
+served=$(sed -n 's/.*served openssl \([0-9]*\).*/\1/p' "$out/e")
+[ "${served:-0}" -gt 0 ]
+result $? "openssl mode: libcrypto's secure allocations reached libsecmem (${served:-0})"
+expect 0 "openssl pkey under --mode heap" "$run" -v --mode heap openssl pkey -in "$out/k.pem" -noout
+served=$(sed -n 's/.*heap \([0-9]*\), by glibc \([0-9]*\).*/\1 \2/p' "$out/e")
+set -- $served
+[ "${1:-0}" -gt 1000 ] && [ "${2:-0}" -lt "${1:-0}" ]
+result $? "heap mode: the program's allocations are served by libsecmem (${1:-0} secret, ${2:-0} by glibc)"
+
+# secmem-run refuses what would run without protection, clearly.
+expect 125 "secmem-run: a statically linked program is refused" "$run" /bin/busybox true
+grep_err "secmem-run: ... and the message says why" "statically linked"
+expect 125 "secmem-run: an unknown mode is refused" "$run" --mode heapp true
+grep_err "secmem-run: ... naming the modes" "openssl, sodium and heap"
+expect 127 "secmem-run: a missing command is 127" "$run" no-such-command-here
+expect 125 "secmem-run: no command is a usage error" "$run"
+expect 125 "a bad SECMEM_PRELOAD_MODE stops the program" \
+	env LD_PRELOAD="$SECMEM_PRELOAD_LIB" SECMEM_PRELOAD_MODE=hep true
+grep_err "... naming the bad mode" "unknown mode 'hep'"
+# Without a backend (memfd_secret and MFD_UNMAPPED refused by a seccomp
+# filter), the preload refuses to run the program unprotected.
+if command -v setpriv >/dev/null && [ -x "$build/preload/test/nobackend" ]; then
+	expect 125 "no secret-memory backend: the preloaded program does not run" \
+		"$build/preload/test/nobackend" env LD_PRELOAD="$SECMEM_PRELOAD_LIB" \
+		SECMEM_PRELOAD_MODE=heap true
+	grep_err "... and says so" "no secret-memory backend"
+	expect 125 "no secret-memory backend: secmem-run refuses" \
+		"$build/preload/test/nobackend" "$run" true
+fi
+echo "1..$n"
+} | tee "$tap"
+[ "$failed" = 0 ] && ! grep -q '^not ok' "$tap" 2>/dev/null
