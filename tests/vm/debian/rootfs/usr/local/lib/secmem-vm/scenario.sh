@@ -289,6 +289,10 @@ check app.from-pool "its memory came from the pool (alloc_pool $before -> $after
 result "$rc" app.exit "secret-demo exited with status $rc"
 cd / || exit 1
 
+heading "5b. unmodified programs: openssl s_server under secmem-run"
+# shellcheck source=/dev/null
+. /usr/local/lib/secmem-vm/realprogs.sh
+
 heading "6. change $conf, systemctl reload secmemd"
 old_target=$exp_target
 new_target=48M
@@ -398,6 +402,7 @@ summary_line() {
 summary_line "secmemd.service" "$(systemctl is-enabled "$unit"), $(prop ActiveState) (Type=$(prop Type)); journal: $(journal '[.[] | select(.SECMEM_EVENT)] | length') structured decisions"
 summary_line "pools" "$conf: pool_target $(hsize "$old_target") -> $(hsize "$reload_target") by systemctl reload; now $(knobs_now)"
 summary_line "application" "$(sed -n 's/^secret-demo: backend /backend /p' "$work/out"); key $(grep -q '^secret-demo: key absent' "$work/out" && echo absent from || echo FOUND in) /proc/kcore; control copy $(grep -q '^secret-demo: control found' "$work/out" && echo found || echo NOT found)"
+summary_line "unmodified openssl" "s_server kcore scan, secrets found of 7: plain $(grep -c ' found at' "$rp_dir/scan.none"), --mode openssl $(grep -c ' found at' "$rp_dir/scan.openssl") (${rp_left:-none}), --mode heap $(grep -c ' found at' "$rp_dir/scan.heap")"
 summary_line "systemd-analyze" "security: exposure ${overall:-?}"
 echo "1..$n"
 echo "secmem-systemd: $((n - failed)) of $n assertions passed in $((SECONDS - t_start)) s"
