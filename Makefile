@@ -150,6 +150,7 @@ bench: deps
 	@$(KBUILD) build stock release
 	@$(MAKE) -s -C bench full BUILD=$(BUILD) \
 		KHDR=$(call kernel_dir,patched,release)/usr/include RUN_ARGS='$(BENCH_OPTS)'
+	@$(MAKE) -s -C bench preload BUILD=$(BUILD)
 
 # Pieces of check, for quick iteration.
 check-unit:
