@@ -202,8 +202,10 @@ check-systemd: kernel-release image
 lint:
 	@$(MAKE) -s -C libsecmem lint BUILD=$(BUILD)
 	@$(MAKE) -s -C daemon lint BUILD=$(BUILD)
+	@$(MAKE) -s -C preload lint BUILD=$(BUILD)
 	@shellcheck -x scripts/*.sh kernel/scripts/*.sh tests/vm/*.sh tests/vm/debian/*.sh \
-		tests/vm/debian/rootfs/usr/local/lib/secmem-vm/scenario.sh
+		tests/vm/debian/rootfs/usr/local/lib/secmem-vm/*.sh tests/unit/preload/*.sh \
+		bench/preload_bench.sh
 
 clean:
 	rm -rf $(BUILD)/libsecmem $(BUILD)/daemon $(BUILD)/guest $(BUILD)/results $(BUILD)/logs \

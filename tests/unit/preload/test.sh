@@ -98,6 +98,7 @@ served=$(sed -n 's/.*served openssl \([0-9]*\).*/\1/p' "$out/e")
 result $? "openssl mode: libcrypto's secure allocations reached libsecmem (${served:-0})"
 expect 0 "openssl pkey under --mode heap" "$run" -v --mode heap openssl pkey -in "$out/k.pem" -noout
 served=$(sed -n 's/.*heap \([0-9]*\), by glibc \([0-9]*\).*/\1 \2/p' "$out/e")
+# shellcheck disable=SC2086 # two numbers, split on purpose
 set -- $served
 [ "${1:-0}" -gt 1000 ] && [ "${2:-0}" -lt "${1:-0}" ]
 result $? "heap mode: the program's allocations are served by libsecmem (${1:-0} secret, ${2:-0} by glibc)"

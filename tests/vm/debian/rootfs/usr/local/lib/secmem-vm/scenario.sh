@@ -402,6 +402,7 @@ summary_line() {
 summary_line "secmemd.service" "$(systemctl is-enabled "$unit"), $(prop ActiveState) (Type=$(prop Type)); journal: $(journal '[.[] | select(.SECMEM_EVENT)] | length') structured decisions"
 summary_line "pools" "$conf: pool_target $(hsize "$old_target") -> $(hsize "$reload_target") by systemctl reload; now $(knobs_now)"
 summary_line "application" "$(sed -n 's/^secret-demo: backend /backend /p' "$work/out"); key $(grep -q '^secret-demo: key absent' "$work/out" && echo absent from || echo FOUND in) /proc/kcore; control copy $(grep -q '^secret-demo: control found' "$work/out" && echo found || echo NOT found)"
+# shellcheck disable=SC2154 # rp_dir and rp_left are set by realprogs.sh
 summary_line "unmodified openssl" "s_server kcore scan, secrets found of 7: plain $(grep -c ' found at' "$rp_dir/scan.none"), --mode openssl $(grep -c ' found at' "$rp_dir/scan.openssl") (${rp_left:-none}), --mode heap $(grep -c ' found at' "$rp_dir/scan.heap")"
 summary_line "systemd-analyze" "security: exposure ${overall:-?}"
 echo "1..$n"
