@@ -654,6 +654,19 @@ int config_parse_buffer(const char *text, size_t len, struct config *cfg,
 	return errs->count ? -1 : 0;
 }
 
+static const char *file_type(mode_t mode)
+{
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	return "not a file";
+}
+
 int config_parse_file(const char *path, struct config *cfg,
 		      struct config_errors *errs)
 {
@@ -665,12 +678,23 @@ int config_parse_file(const char *path, struct config *cfg,
 
 	errs->count = 0;
 	errs->dropped = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * O_NONBLOCK: opening a FIFO with no writer would otherwise block
+	 * forever (and a SIGHUP reload with it, SIGTERM included).  O_NOCTTY:
+	 * a terminal named by mistake must not become ours.  The type is
+	 * checked on the fd, not the path, so nothing can swap it.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0 || fstat(fd, &st) < 0)
 		goto fail;
+	if (S_ISDIR(st.st_mode)) {
+		add_error(&tmp, 0, NULL, "is a directory");
+		goto out;
+	}
 	if (!S_ISREG(st.st_mode)) {
-		errno = EINVAL;
-		goto fail;
+		add_error(&tmp, 0, NULL, "not a regular file (%s)",
+			  file_type(st.st_mode));
+		goto out;
 	}
 	if (st.st_size > CONFIG_FILE_MAX) {
 		errno = EFBIG;
@@ -701,6 +725,7 @@ int config_parse_file(const char *path, struct config *cfg,
 	return r;
 fail:
 	add_error(&tmp, 0, NULL, "cannot read: %s", strerror(errno));
+out:
 	if (fd >= 0)
 		close(fd);
 	free(buf);

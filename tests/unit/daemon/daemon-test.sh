@@ -143,6 +143,14 @@ check "bad reload: error with line and key" grep -q "secmem.conf:2: pool_target:
 check "bad reload: old configuration kept" grep -q "keeping the running configuration" "$log"
 check "bad reload: pools unchanged" [ "$(knob 0 pool_target)" = 33554432 ]
 
+# A FIFO with no writer: refused at once, the daemon does not block on it.
+rm -f "$conf"
+mkfifo "$conf"
+kill -HUP "$pid"
+sleep 0.5
+check "FIFO reload: refused with its type" grep -q "secmem.conf: not a regular file (a FIFO)" "$log"
+rm -f "$conf"
+
 write_conf 40M restore
 kill -HUP "$pid"
 check "good reload: new target applied" wait_for 0 pool_target 41943040

@@ -7,8 +7,11 @@
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "fake_sysfs.h"
@@ -389,6 +392,49 @@ START_TEST(missing_file)
 }
 END_TEST
 
+/*
+ * A config path that is not a regular file: rejected at once with a message
+ * naming the file type, never blocking (a FIFO with no writer would block
+ * open() forever).  alarm() turns a hang into a failure.
+ */
+static void ck_not_regular(const char *path, const char *msg)
+{
+	struct config cfg = { .decay_interval_ms = 4242 };
+	char line[512], want[512];
+
+	alarm(5);
+	ck_assert_int_eq(config_parse_file(path, &cfg, &errs), -1);
+	alarm(0);
+	ck_assert_uint_eq(errs.count, 1);
+	ck_assert_uint_eq(cfg.decay_interval_ms, 4242);
+	config_error_format(path, &errs.err[0], line, sizeof(line));
+	snprintf(want, sizeof(want), "%s: %s", path, msg);
+	ck_assert_str_eq(line, want);
+}
+
+START_TEST(fifo_is_rejected_without_blocking)
+{
+	char dir[] = "/tmp/secmem-test-XXXXXX", path[64];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fifo.conf", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_not_regular(path, "not a regular file (a FIFO)");
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+START_TEST(directory_is_rejected)
+{
+	char dir[] = "/tmp/secmem-test-XXXXXX";
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_not_regular(dir, "is a directory");
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(error_format)
 {
 	struct config cfg;
@@ -462,6 +508,8 @@ Suite *test_suite(void)
 	tcase_add_test(tc, every_error_listed_in_order);
 	tcase_add_test(tc, too_many_errors_are_counted);
 	tcase_add_test(tc, missing_file);
+	tcase_add_test(tc, fifo_is_rejected_without_blocking);
+	tcase_add_test(tc, directory_is_rejected);
 	tcase_add_test(tc, error_format);
 	tcase_add_test(tc, units);
 	suite_add_tcase(s, tc);
