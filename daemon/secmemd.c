@@ -552,8 +552,12 @@ int main(int argc, char **argv)
 	}
 
 	log_setup(LOG_INFO);
-	if (!load_config(d.config_path, &d.cfg))
+	if (!load_config(d.config_path, &d.cfg)) {
+		if (test_only)
+			log_msg(LOG_ERR, "%s: invalid configuration",
+				d.config_path);
 		return EXIT_CONFIG;
+	}
 	if (test_only) {
 		printf("%s: configuration OK\n", d.config_path);
 		return 0;

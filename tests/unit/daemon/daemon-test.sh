@@ -110,6 +110,8 @@ rc=$?
 check "bad configuration: exit status 2" [ $rc = 2 ]
 check "bad configuration: message names file, line and key" \
 	grep -q "bad.conf:3: pool_max: pool_target 32M is above pool_max 16M" "$log"
+check "bad configuration: -t says the file is refused" \
+	grep -q "bad.conf: invalid configuration" "$log"
 
 "$secmemd" -c "$conf" --sysfs-root "$tmp/nothing" --runtime-dir "$run" >"$log" 2>&1
 check "no sysfs interface: exit status 3" [ $? = 3 ]
