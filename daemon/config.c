@@ -646,8 +646,11 @@ int config_parse_buffer(const char *text, size_t len, struct config *cfg,
 			  "syntax error (expected [section], key = value or a comment)");
 	else if (r < 0)
 		add_error(p->errs, 0, NULL, "out of memory");
-	if (!errs->count && resolve(p) == 0)
+	if (!errs->count && resolve(p) == 0) {
+		memcpy(p->cfg.node_line, p->node_header,
+		       sizeof(p->cfg.node_line));
 		*cfg = p->cfg;
+	}
 	free(p);
 	return errs->count ? -1 : 0;
 }
@@ -727,6 +730,50 @@ out:
 		close(fd);
 	free(buf);
 	return -1;
+}
+
+/* "0-1, 3" into @buf: the nodes in @present, as ranges. */
+static const char *node_list(const bool *present, char *buf, size_t len)
+{
+	size_t off = 0;
+	int n = 0, end;
+
+	buf[0] = '\0';
+	while (n < CONFIG_MAX_NODES && off < len) {
+		if (!present[n]) {
+			n++;
+			continue;
+		}
+		for (end = n; end + 1 < CONFIG_MAX_NODES && present[end + 1];)
+			end++;
+		off += (size_t)snprintf(buf + off, len - off, "%s%d", off ? ", " : "", n);
+		if (end > n && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "-%d", end);
+		n = end + 1;
+	}
+	return *buf ? buf : "none";
+}
+
+size_t config_check_nodes(const struct config *cfg,
+			  const bool present[CONFIG_MAX_NODES],
+			  struct config_errors *errs)
+{
+	char buf[64];
+	const char *nodes = node_list(present, buf, sizeof(buf));
+	size_t count = 0;
+	int n;
+
+	errs->count = 0;
+	errs->dropped = 0;
+	for (n = 0; n < CONFIG_MAX_NODES; n++) {
+		if (!cfg->node_line[n] || present[n])
+			continue;
+		add_error(errs, cfg->node_line[n], NULL,
+			  "[node%d]: this machine has no node %d with an unmapped pool (pools on nodes: %s)",
+			  n, n, nodes);
+		count++;
+	}
+	return count;
 }
 
 void config_error_format(const char *path, const struct config_error *e,

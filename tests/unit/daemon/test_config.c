@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 
 #include "config.h"
 #include "fake_sysfs.h"
+#include "sysfs.h"
 #include "units.h"
 
 #define M (UINT64_C(1) << 20)
@@ -435,6 +437,45 @@ START_TEST(directory_is_rejected)
 }
 END_TEST
 
+/* [nodeN] for a node the machine lacks, against a fake 2-node tree. */
+START_TEST(nodes_missing_on_this_machine)
+{
+	bool present[CONFIG_MAX_NODES];
+	char root[PATH_MAX], line[256];
+	struct config cfg;
+	int ignored;
+
+	fake_sysfs_create(root, 2);
+	ck_assert_int_eq(sysfs_nodes(root, present, &ignored), 0);
+	fake_sysfs_destroy(root);
+
+	cfg = parse_ok("[global]\npool_target = 16M\n");
+	ck_assert_uint_eq(config_check_nodes(&cfg, present, &errs), 0);
+	ck_assert_uint_eq(errs.count, 0);
+
+	cfg = parse_ok("[global]\npool_target = 16M\n"
+		       "[node1]\npool_target = 8M\n"
+		       "\n[node5]\npool_target = 8M\n"
+		       "[node2]\n");
+	ck_assert_uint_eq(cfg.node_line[1], 3);
+	ck_assert_uint_eq(cfg.node_line[5], 6);
+	ck_assert_uint_eq(cfg.node_line[0], 0);
+	/* node2 exists in the tree, but without a pool: not a pool node. */
+	ck_assert_uint_eq(config_check_nodes(&cfg, present, &errs), 2);
+	ck_assert_uint_eq(errs.count, 2);
+	ck_assert_uint_eq(errs.err[0].line, 8);
+	config_error_format("/etc/secmem.conf", &errs.err[1], line,
+			    sizeof(line));
+	ck_assert_str_eq(line, "/etc/secmem.conf:6: [node5]: this machine has no node 5 with an unmapped pool (pools on nodes: 0-1)");
+
+	memset(present, 0, sizeof(present));
+	present[0] = present[2] = present[3] = present[7] = true;
+	ck_assert_uint_eq(config_check_nodes(&cfg, present, &errs), 2);
+	ck_assert_msg(strstr(errs.err[0].msg, "(pools on nodes: 0, 2-3, 7)"),
+		      "%s", errs.err[0].msg);
+}
+END_TEST
+
 START_TEST(error_format)
 {
 	struct config cfg;
@@ -510,6 +551,7 @@ Suite *test_suite(void)
 	tcase_add_test(tc, missing_file);
 	tcase_add_test(tc, fifo_is_rejected_without_blocking);
 	tcase_add_test(tc, directory_is_rejected);
+	tcase_add_test(tc, nodes_missing_on_this_machine);
 	tcase_add_test(tc, error_format);
 	tcase_add_test(tc, units);
 	suite_add_tcase(s, tc);
