@@ -436,10 +436,20 @@ static int setup(struct daemon *d)
 	int ignored, r;
 
 	d->lock_fd = runtime_lock(d->rundir, &holder);
-	if (d->lock_fd == -EBUSY) {
-		log_msg(LOG_ERR, "another secmemd is running (pid %ld, lock %s/secmemd.pid)",
+	if (d->lock_fd == -EBUSY && holder > 0) {
+		log_msg(LOG_ERR, "another secmemd is running (pid %ld, lock %s/secmemd.lock)",
 			(long)holder, d->rundir);
 		return EXIT_LOCKED;
+	}
+	if (d->lock_fd == -EBUSY) {
+		log_msg(LOG_ERR, "another secmemd is running (pid unknown, lock %s/secmemd.lock)",
+			d->rundir);
+		return EXIT_LOCKED;
+	}
+	if (d->lock_fd == -EPERM) {
+		log_msg(LOG_ERR, "%s/secmemd.lock: not a regular file of ours (uid %ld): refusing a lock others may hold",
+			d->rundir, (long)geteuid());
+		return 1;
 	}
 	if (d->lock_fd < 0) {
 		log_msg(LOG_ERR, "%s: %s", d->rundir, strerror(-d->lock_fd));
