@@ -97,13 +97,13 @@ struct parser {
 	struct config_errors *errs;
 };
 
-static void add_error(struct parser *p, unsigned int line, const char *key,
-		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void add_error(struct config_errors *errs, unsigned int line,
+		      const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
-static void add_error(struct parser *p, unsigned int line, const char *key,
-		      const char *fmt, ...)
+static void add_error(struct config_errors *errs, unsigned int line,
+		      const char *key, const char *fmt, ...)
 {
-	struct config_errors *errs = p->errs;
 	struct config_error *e;
 	va_list ap;
 
@@ -332,13 +332,13 @@ static void enter_section(struct parser *p, const char *name)
 	} else {
 		node = parse_node_section(name);
 		if (node == -ERANGE) {
-			add_error(p, p->line, NULL,
+			add_error(p->errs, p->line, NULL,
 				  "[%s]: node number out of range [0, %d]",
 				  name, CONFIG_MAX_NODES - 1);
 			return;
 		}
 		if (node < 0) {
-			add_error(p, p->line, NULL,
+			add_error(p->errs, p->line, NULL,
 				  "[%s]: unknown section (expected [global] or [nodeN])",
 				  name);
 			return;
@@ -346,7 +346,7 @@ static void enter_section(struct parser *p, const char *name)
 		header = &p->node_header[node];
 	}
 	if (*header) {
-		add_error(p, p->line, NULL,
+		add_error(p->errs, p->line, NULL,
 			  "[%s]: duplicate section (first on line %u)", name,
 			  *header);
 		return;
@@ -375,11 +375,11 @@ static char *reader(char *str, int num, void *stream)
 	p->line++;
 
 	if (memchr(start, '\0', n)) {
-		add_error(p, p->line, NULL, "NUL byte in line");
+		add_error(p->errs, p->line, NULL, "NUL byte in line");
 		goto refuse;
 	}
 	if (n > cap) {
-		add_error(p, p->line, NULL, "line longer than %zu characters",
+		add_error(p->errs, p->line, NULL, "line longer than %zu characters",
 			  cap - 1);
 		goto refuse;
 	}
@@ -394,7 +394,7 @@ static char *reader(char *str, int num, void *stream)
 		const char *s = line + strspn(line, " \t\r\n");
 
 		if (*s && *s != '#' && *s != ';') {
-			add_error(p, p->line, NULL,
+			add_error(p->errs, p->line, NULL,
 				  "indented line (continuation lines are not supported)");
 			goto refuse;
 		}
@@ -433,19 +433,19 @@ static int handle_node_key(struct parser *p, struct layer *l, const char *key,
 	if (k == NK_COUNT)
 		return -ENOENT;
 	if (l->line[k]) {
-		add_error(p, p->line, key, "duplicate key (first on line %u)",
+		add_error(p->errs, p->line, key, "duplicate key (first on line %u)",
 			  l->line[k]);
 		return 0;
 	}
 	r = parse_size(value, &v);
 	if (r == -EINVAL) {
-		add_error(p, p->line, key,
+		add_error(p->errs, p->line, key,
 			  "'%s' is not a size (e.g. 4096, 512K, 64M, 1G)",
 			  value);
 		return 0;
 	}
 	if (r || v > CONFIG_SIZE_MAX || v < node_keys[k].min) {
-		add_error(p, p->line, key, "%s is out of range [%s, 1T]",
+		add_error(p->errs, p->line, key, "%s is out of range [%s, 1T]",
 			  value, node_keys[k].min ? "1" : "0");
 		return 0;
 	}
@@ -465,11 +465,11 @@ static int handler(void *user, const char *section, const char *key,
 	if (p->section == SECTION_BAD)
 		return 1;
 	if (p->section == SECTION_NONE) {
-		add_error(p, p->line, key, "key outside of any section");
+		add_error(p->errs, p->line, key, "key outside of any section");
 		return 1;
 	}
 	if (!*value) {
-		add_error(p, p->line, key, "empty value");
+		add_error(p->errs, p->line, key, "empty value");
 		return 1;
 	}
 	if (handle_node_key(p, p->section == SECTION_GLOBAL ?
@@ -481,22 +481,22 @@ static int handler(void *user, const char *section, const char *key,
 		if (!strcmp(key, global_keys[i].name))
 			break;
 	if (i == sizeof(global_keys) / sizeof(global_keys[0])) {
-		add_error(p, p->line, key, "unknown key in %s",
+		add_error(p->errs, p->line, key, "unknown key in %s",
 			  section_name(p->section, sec, sizeof(sec)));
 		return 1;
 	}
 	if (p->section != SECTION_GLOBAL) {
-		add_error(p, p->line, key, "only allowed in [global]");
+		add_error(p->errs, p->line, key, "only allowed in [global]");
 		return 1;
 	}
 	if (p->global_line[i]) {
-		add_error(p, p->line, key, "duplicate key (first on line %u)",
+		add_error(p->errs, p->line, key, "duplicate key (first on line %u)",
 			  p->global_line[i]);
 		return 1;
 	}
 	p->global_line[i] = p->line;
 	if (global_keys[i].parse(value, &p->cfg, why, sizeof(why)))
-		add_error(p, p->line, key, "%s", why);
+		add_error(p->errs, p->line, key, "%s", why);
 	return 1;
 }
 
@@ -536,7 +536,7 @@ static bool check_order(struct parser *p, const struct node_policy *np,
 
 	if (va <= vb || (own && !own[a] && !own[b]))
 		return false;
-	add_error(p, lines[k], node_keys[k].name,
+	add_error(p->errs, lines[k], node_keys[k].name,
 		  "%s %s is above %s %s (%s)", node_keys[a].name,
 		  format_size(va, sa, sizeof(sa)), node_keys[b].name,
 		  format_size(vb, sb, sizeof(sb)),
@@ -630,9 +630,7 @@ int config_parse_buffer(const char *text, size_t len, struct config *cfg,
 	/* ~10 KiB: too much for the stack of a fuzzer or a small thread. */
 	p = calloc(1, sizeof(*p));
 	if (!p) {
-		struct parser tmp = { .errs = errs };
-
-		add_error(&tmp, 0, NULL, "out of memory");
+		add_error(errs, 0, NULL, "out of memory");
 		return -1;
 	}
 	p->text = text;
@@ -644,20 +642,35 @@ int config_parse_buffer(const char *text, size_t len, struct config *cfg,
 	r = ini_parse_stream(reader, p, handler, p);
 	/* The handler never fails, so r > 0 is inih's own syntax error. */
 	if (r > 0)
-		add_error(p, (unsigned int)r, NULL,
+		add_error(p->errs, (unsigned int)r, NULL,
 			  "syntax error (expected [section], key = value or a comment)");
 	else if (r < 0)
-		add_error(p, 0, NULL, "out of memory");
-	if (!errs->count && resolve(p) == 0)
+		add_error(p->errs, 0, NULL, "out of memory");
+	if (!errs->count && resolve(p) == 0) {
+		memcpy(p->cfg.node_line, p->node_header,
+		       sizeof(p->cfg.node_line));
 		*cfg = p->cfg;
+	}
 	free(p);
 	return errs->count ? -1 : 0;
+}
+
+static const char *file_type(mode_t mode)
+{
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	return "not a file";
 }
 
 int config_parse_file(const char *path, struct config *cfg,
 		      struct config_errors *errs)
 {
-	struct parser tmp = { .errs = errs };
 	struct stat st;
 	char *buf = NULL;
 	ssize_t n = 0;
@@ -665,12 +678,23 @@ int config_parse_file(const char *path, struct config *cfg,
 
 	errs->count = 0;
 	errs->dropped = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * O_NONBLOCK: opening a FIFO with no writer would otherwise block
+	 * forever (and a SIGHUP reload with it, SIGTERM included).  O_NOCTTY:
+	 * a terminal named by mistake must not become ours.  The type is
+	 * checked on the fd, not the path, so nothing can swap it.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0 || fstat(fd, &st) < 0)
 		goto fail;
+	if (S_ISDIR(st.st_mode)) {
+		add_error(errs, 0, NULL, "is a directory");
+		goto out;
+	}
 	if (!S_ISREG(st.st_mode)) {
-		errno = EINVAL;
-		goto fail;
+		add_error(errs, 0, NULL, "not a regular file (%s)",
+			  file_type(st.st_mode));
+		goto out;
 	}
 	if (st.st_size > CONFIG_FILE_MAX) {
 		errno = EFBIG;
@@ -700,11 +724,56 @@ int config_parse_file(const char *path, struct config *cfg,
 	free(buf);
 	return r;
 fail:
-	add_error(&tmp, 0, NULL, "cannot read: %s", strerror(errno));
+	add_error(errs, 0, NULL, "cannot read: %s", strerror(errno));
+out:
 	if (fd >= 0)
 		close(fd);
 	free(buf);
 	return -1;
+}
+
+/* "0-1, 3" into @buf: the nodes in @present, as ranges. */
+static const char *node_list(const bool *present, char *buf, size_t len)
+{
+	size_t off = 0;
+	int n = 0, end;
+
+	buf[0] = '\0';
+	while (n < CONFIG_MAX_NODES && off < len) {
+		if (!present[n]) {
+			n++;
+			continue;
+		}
+		for (end = n; end + 1 < CONFIG_MAX_NODES && present[end + 1];)
+			end++;
+		off += (size_t)snprintf(buf + off, len - off, "%s%d", off ? ", " : "", n);
+		if (end > n && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "-%d", end);
+		n = end + 1;
+	}
+	return *buf ? buf : "none";
+}
+
+size_t config_check_nodes(const struct config *cfg,
+			  const bool present[CONFIG_MAX_NODES],
+			  struct config_errors *errs)
+{
+	char buf[64];
+	const char *nodes = node_list(present, buf, sizeof(buf));
+	size_t count = 0;
+	int n;
+
+	errs->count = 0;
+	errs->dropped = 0;
+	for (n = 0; n < CONFIG_MAX_NODES; n++) {
+		if (!cfg->node_line[n] || present[n])
+			continue;
+		add_error(errs, cfg->node_line[n], NULL,
+			  "[node%d]: this machine has no node %d with an unmapped pool (pools on nodes: %s)",
+			  n, n, nodes);
+		count++;
+	}
+	return count;
 }
 
 void config_error_format(const char *path, const struct config_error *e,

@@ -60,6 +60,7 @@ struct config {
 	struct psi_trigger pressure_trigger;
 	uint64_t decay_interval_ms;	/* calm time before decaying */
 	struct node_policy node[CONFIG_MAX_NODES]; /* [global] + [nodeN] */
+	unsigned int node_line[CONFIG_MAX_NODES]; /* of [nodeN]; 0: none */
 };
 
 #define CONFIG_MAX_ERRORS 16
@@ -94,6 +95,15 @@ int config_parse_buffer(const char *text, size_t len, struct config *cfg,
  */
 int config_parse_file(const char *path, struct config *cfg,
 		      struct config_errors *errs);
+
+/*
+ * The [nodeN] sections of @cfg for nodes not in @present (the nodes that
+ * have an unmapped pool on this machine): one entry in *@errs per section,
+ * on its line.  Returns the number of such sections.
+ */
+size_t config_check_nodes(const struct config *cfg,
+			  const bool present[CONFIG_MAX_NODES],
+			  struct config_errors *errs);
 
 /* "FILE:LINE: KEY: MESSAGE" (or without LINE or KEY when absent). */
 void config_error_format(const char *path, const struct config_error *e,

@@ -64,6 +64,8 @@ static void print_table(FILE *out, const struct sysfs_global *g,
 		sz(g->pageblock_bytes, a));
 	if (daemon > 0)
 		fprintf(out, "running (pid %ld)\n\n", (long)daemon);
+	else if (daemon < 0)
+		fprintf(out, "unknown (%s)\n\n", strerror(-daemon));
 	else
 		fprintf(out, "not running\n\n");
 

@@ -88,6 +88,27 @@ static bool load_config(const char *path, struct config *cfg)
 	return false;
 }
 
+/*
+ * [nodeN] sections for nodes this machine does not have: a warning for
+ * the daemon (the other nodes are fine), an error for -t.  Returns their
+ * number.
+ */
+static size_t check_nodes(const struct daemon *d, const struct config *cfg,
+			  int prio)
+{
+	struct config_errors errs;
+	char line[512];
+	size_t count = config_check_nodes(cfg, d->present, &errs), i;
+
+	for (i = 0; i < errs.count; i++) {
+		config_error_format(d->config_path, &errs.err[i], line,
+				    sizeof(line));
+		log_msg(prio, "%s%s", line,
+			prio == LOG_ERR ? "" : "; its settings are not used");
+	}
+	return count;
+}
+
 /* Build the policy's view from sysfs (and PSI), plus our timestamps. */
 static int observe(struct daemon *d, struct observed_state *st)
 {
@@ -253,6 +274,7 @@ static void reload(struct daemon *d)
 		sd_notify(0, "READY=1\nSTATUS=reload failed, running the previous configuration");
 		return;
 	}
+	check_nodes(d, &cfg, LOG_WARNING);
 	if (memcmp(&cfg.pressure_trigger, &d->cfg.pressure_trigger,
 		   sizeof(cfg.pressure_trigger))) {
 		d->cfg.pressure_trigger = cfg.pressure_trigger;
@@ -414,10 +436,20 @@ static int setup(struct daemon *d)
 	int ignored, r;
 
 	d->lock_fd = runtime_lock(d->rundir, &holder);
-	if (d->lock_fd == -EBUSY) {
-		log_msg(LOG_ERR, "another secmemd is running (pid %ld, lock %s/secmemd.pid)",
+	if (d->lock_fd == -EBUSY && holder > 0) {
+		log_msg(LOG_ERR, "another secmemd is running (pid %ld, lock %s/secmemd.lock)",
 			(long)holder, d->rundir);
 		return EXIT_LOCKED;
+	}
+	if (d->lock_fd == -EBUSY) {
+		log_msg(LOG_ERR, "another secmemd is running (pid unknown, lock %s/secmemd.lock)",
+			d->rundir);
+		return EXIT_LOCKED;
+	}
+	if (d->lock_fd == -EPERM) {
+		log_msg(LOG_ERR, "%s/secmemd.lock: not a regular file of ours (uid %ld): refusing a lock others may hold",
+			d->rundir, (long)geteuid());
+		return 1;
 	}
 	if (d->lock_fd < 0) {
 		log_msg(LOG_ERR, "%s: %s", d->rundir, strerror(-d->lock_fd));
@@ -477,6 +509,30 @@ static int setup(struct daemon *d)
 		}
 	}
 	open_psi(d);
+	return 0;
+}
+
+/*
+ * -t: what the parser checks, and what would go wrong on this machine
+ * that the daemon itself only warns about.  Returns the exit status.
+ */
+static int test_config(struct daemon *d)
+{
+	bool sections = false;
+	int n, ignored, r;
+
+	for (n = 0; n < CONFIG_MAX_NODES; n++)
+		sections |= d->cfg.node_line[n] != 0;
+	r = sysfs_nodes(d->sysfs, d->present, &ignored);
+	if (r && sections) {
+		log_msg(LOG_WARNING,
+			"%s/kernel/mm/unmapped: %s: the [nodeN] sections are not checked against this machine's nodes",
+			d->sysfs, strerror(-r));
+	} else if (!r && check_nodes(d, &d->cfg, LOG_ERR)) {
+		log_msg(LOG_ERR, "%s: invalid configuration", d->config_path);
+		return EXIT_CONFIG;
+	}
+	printf("%s: configuration OK\n", d->config_path);
 	return 0;
 }
 
@@ -552,15 +608,19 @@ int main(int argc, char **argv)
 	}
 
 	log_setup(LOG_INFO);
-	if (!load_config(d.config_path, &d.cfg))
+	if (!load_config(d.config_path, &d.cfg)) {
+		if (test_only)
+			log_msg(LOG_ERR, "%s: invalid configuration",
+				d.config_path);
 		return EXIT_CONFIG;
-	if (test_only) {
-		printf("%s: configuration OK\n", d.config_path);
-		return 0;
 	}
+	if (test_only)
+		return test_config(&d);
 	log_set_level(d.cfg.log_level);
 
 	r = setup(&d);
+	if (r == 0)
+		check_nodes(&d, &d.cfg, LOG_WARNING);
 	if (r == 0 && handle(&d, EVENT_START, -1)) {
 		/* A missing file is the kernel lacking (part of) the ABI. */
 		log_msg(LOG_ERR, "cannot apply %s: the kernel's pool interface is incomplete",

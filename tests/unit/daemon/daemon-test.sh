@@ -33,6 +33,7 @@ not_ok() {
 	echo "not ok $n - $1"
 	sed 's/^/# /' "$log" 2>/dev/null | tail -20
 }
+not() { ! "$@"; }
 check() { # check NAME COMMAND...
 	local name=$1
 	shift
@@ -110,6 +111,15 @@ rc=$?
 check "bad configuration: exit status 2" [ $rc = 2 ]
 check "bad configuration: message names file, line and key" \
 	grep -q "bad.conf:3: pool_max: pool_target 32M is above pool_max 16M" "$log"
+check "bad configuration: -t says the file is refused" \
+	grep -q "bad.conf: invalid configuration" "$log"
+
+printf '[global]\npool_target = 32M\n[node1]\npool_target = 16M\n[node5]\npool_target = 16M\n' >"$tmp/node5.conf"
+"$secmemd" -t -c "$tmp/node5.conf" --sysfs-root "$sys" >"$log" 2>&1
+rc=$?
+check "[node5] on a 2-node machine: -t fails with status 2" [ $rc = 2 ]
+check "[node5] on a 2-node machine: -t names the file, line and node" \
+	grep -q "node5.conf:5: \[node5\]: this machine has no node 5 with an unmapped pool (pools on nodes: 0-1)" "$log"
 
 "$secmemd" -c "$conf" --sysfs-root "$tmp/nothing" --runtime-dir "$run" >"$log" 2>&1
 check "no sysfs interface: exit status 3" [ $? = 3 ]
@@ -125,6 +135,7 @@ check "start: node0 filled to pool_target" wait_for 0 pool_target 33554432
 check "start: node1 from [node1]" wait_for 1 pool_target 50331648
 check "start: watermarks" [ "$(knob 0 watermark_low)" = 8388608 -a "$(knob 0 watermark_high)" = 67108864 ]
 check "start: decision logged with its reason" grep -q "node 0: start: configured: pool_target 0 -> 32M" "$log"
+check "start: no warning about nodes for a config that fits" not grep -q "no node" "$log"
 
 "$secmemd" -c "$conf" --sysfs-root "$sys" --runtime-dir "$run" --no-kernel-events >"$tmp/second" 2>&1
 rc=$?
@@ -142,6 +153,14 @@ check "bad reload: still running" kill -0 "$pid"
 check "bad reload: error with line and key" grep -q "secmem.conf:2: pool_target: 'banana' is not a size" "$log"
 check "bad reload: old configuration kept" grep -q "keeping the running configuration" "$log"
 check "bad reload: pools unchanged" [ "$(knob 0 pool_target)" = 33554432 ]
+
+# A FIFO with no writer: refused at once, the daemon does not block on it.
+rm -f "$conf"
+mkfifo "$conf"
+kill -HUP "$pid"
+sleep 0.5
+check "FIFO reload: refused with its type" grep -q "secmem.conf: not a regular file (a FIFO)" "$log"
+rm -f "$conf"
 
 write_conf 40M restore
 kill -HUP "$pid"
@@ -167,6 +186,16 @@ rc=$?
 pid=
 check "SIGTERM: exit status 0" [ $rc = 0 ]
 check "SIGTERM with on_exit=restore: pools emptied" [ "$(knob 0 pool_target)" = 0 -a "$(knob 1 watermark_high)" = 0 ]
+
+cp "$tmp/node5.conf" "$conf"
+: >"$log"
+start
+check "[node5] on a 2-node machine: the daemon starts, node1 configured" wait_for 1 pool_target 16777216
+check "[node5] on a 2-node machine: a warning names the file, line and node" \
+	grep -q "warning: .*secmem.conf:5: \[node5\]: this machine has no node 5 with an unmapped pool (pools on nodes: 0-1); its settings are not used" "$log"
+kill -TERM "$pid"
+wait "$pid"
+pid=
 
 echo "1..$n"
 [ "$failed" = 0 ]

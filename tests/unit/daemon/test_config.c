@@ -6,12 +6,17 @@
 #define _GNU_SOURCE
 #include <check.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "fake_sysfs.h"
+#include "sysfs.h"
 #include "units.h"
 
 #define M (UINT64_C(1) << 20)
@@ -389,6 +394,88 @@ START_TEST(missing_file)
 }
 END_TEST
 
+/*
+ * A config path that is not a regular file: rejected at once with a message
+ * naming the file type, never blocking (a FIFO with no writer would block
+ * open() forever).  alarm() turns a hang into a failure.
+ */
+static void ck_not_regular(const char *path, const char *msg)
+{
+	struct config cfg = { .decay_interval_ms = 4242 };
+	char line[512], want[512];
+
+	alarm(5);
+	ck_assert_int_eq(config_parse_file(path, &cfg, &errs), -1);
+	alarm(0);
+	ck_assert_uint_eq(errs.count, 1);
+	ck_assert_uint_eq(cfg.decay_interval_ms, 4242);
+	config_error_format(path, &errs.err[0], line, sizeof(line));
+	snprintf(want, sizeof(want), "%s: %s", path, msg);
+	ck_assert_str_eq(line, want);
+}
+
+START_TEST(fifo_is_rejected_without_blocking)
+{
+	char dir[] = "/tmp/secmem-test-XXXXXX", path[64];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fifo.conf", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_not_regular(path, "not a regular file (a FIFO)");
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+START_TEST(directory_is_rejected)
+{
+	char dir[] = "/tmp/secmem-test-XXXXXX";
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_not_regular(dir, "is a directory");
+	rmdir(dir);
+}
+END_TEST
+
+/* [nodeN] for a node the machine lacks, against a fake 2-node tree. */
+START_TEST(nodes_missing_on_this_machine)
+{
+	bool present[CONFIG_MAX_NODES];
+	char root[PATH_MAX], line[256];
+	struct config cfg;
+	int ignored;
+
+	fake_sysfs_create(root, 2);
+	ck_assert_int_eq(sysfs_nodes(root, present, &ignored), 0);
+	fake_sysfs_destroy(root);
+
+	cfg = parse_ok("[global]\npool_target = 16M\n");
+	ck_assert_uint_eq(config_check_nodes(&cfg, present, &errs), 0);
+	ck_assert_uint_eq(errs.count, 0);
+
+	cfg = parse_ok("[global]\npool_target = 16M\n"
+		       "[node1]\npool_target = 8M\n"
+		       "\n[node5]\npool_target = 8M\n"
+		       "[node2]\n");
+	ck_assert_uint_eq(cfg.node_line[1], 3);
+	ck_assert_uint_eq(cfg.node_line[5], 6);
+	ck_assert_uint_eq(cfg.node_line[0], 0);
+	/* node2 exists in the tree, but without a pool: not a pool node. */
+	ck_assert_uint_eq(config_check_nodes(&cfg, present, &errs), 2);
+	ck_assert_uint_eq(errs.count, 2);
+	ck_assert_uint_eq(errs.err[0].line, 8);
+	config_error_format("/etc/secmem.conf", &errs.err[1], line,
+			    sizeof(line));
+	ck_assert_str_eq(line, "/etc/secmem.conf:6: [node5]: this machine has no node 5 with an unmapped pool (pools on nodes: 0-1)");
+
+	memset(present, 0, sizeof(present));
+	present[0] = present[2] = present[3] = present[7] = true;
+	ck_assert_uint_eq(config_check_nodes(&cfg, present, &errs), 2);
+	ck_assert_msg(strstr(errs.err[0].msg, "(pools on nodes: 0, 2-3, 7)"),
+		      "%s", errs.err[0].msg);
+}
+END_TEST
+
 START_TEST(error_format)
 {
 	struct config cfg;
@@ -462,6 +549,9 @@ Suite *test_suite(void)
 	tcase_add_test(tc, every_error_listed_in_order);
 	tcase_add_test(tc, too_many_errors_are_counted);
 	tcase_add_test(tc, missing_file);
+	tcase_add_test(tc, fifo_is_rejected_without_blocking);
+	tcase_add_test(tc, directory_is_rejected);
+	tcase_add_test(tc, nodes_missing_on_this_machine);
 	tcase_add_test(tc, error_format);
 	tcase_add_test(tc, units);
 	suite_add_tcase(s, tc);

@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ctl.h"
@@ -285,6 +288,157 @@ START_TEST(lock_keeps_second_instance_out)
 }
 END_TEST
 
+static mode_t mode_of(const char *name)
+{
+	char path[PATH_MAX + 64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", rundir, name);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	return st.st_mode & 07777;
+}
+
+/* The lock only root can open; the pid file for everyone. */
+START_TEST(lock_file_is_private)
+{
+	char path[PATH_MAX + 64], buf[32], want[32];
+	pid_t holder = 0;
+	int fd;
+
+	umask(0);
+	fd = runtime_lock(rundir, &holder);
+	umask(022);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_uint_eq(mode_of("secmemd.lock"), 0600);
+	ck_assert_uint_eq(mode_of("secmemd.pid"), 0644);
+	snprintf(want, sizeof(want), "%ld", (long)getpid());
+	ck_assert_str_eq(fake_read(rundir, "secmemd.pid", buf, sizeof(buf)),
+			 want);
+	close(fd);
+
+	/* A lock file left readable (by hand, or an old version): fixed. */
+	snprintf(path, sizeof(path), "%s/secmemd.lock", rundir);
+	ck_assert_int_eq(chmod(path, 0644), 0);
+	fd = runtime_lock(rundir, &holder);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_uint_eq(mode_of("secmemd.lock"), 0600);
+	close(fd);
+}
+END_TEST
+
+/*
+ * Another user opens and flock()s whatever it can in the runtime
+ * directory, and keeps it: the daemon must still start.  (With the lock
+ * on the 0644 pid file, flock(LOCK_SH) on it kept every daemon out.)
+ */
+START_TEST(other_users_cannot_block_the_lock)
+{
+	static const char *const names[] = { "secmemd.lock", "secmemd.pid" };
+	char path[PATH_MAX + 64], c;
+	pid_t holder = 0, child;
+	int fd, sync[2], go[2], status;
+	size_t i;
+
+	if (geteuid() != 0)
+		return; /* needs root to become another user */
+	fd = runtime_lock(rundir, &holder);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(chmod(root, 0755), 0);
+	ck_assert_int_eq(pipe(sync), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		int locked = 0;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(2);
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			snprintf(path, sizeof(path), "%s/%s", rundir, names[i]);
+			fd = open(path, O_RDONLY);
+			if (fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) == 0)
+				locked++;
+		}
+		c = (char)('0' + locked);
+		if (write(sync[1], &c, 1) != 1)
+			_exit(2);
+		/* Hold everything until the parent has tried. */
+		if (read(go[0], &c, 1) < 0)
+			_exit(2);
+		_exit(0);
+	}
+	ck_assert_int_eq(read(sync[0], &c, 1), 1);
+	fd = runtime_lock(rundir, &holder);
+	ck_assert_int_eq(write(go[1], "x", 1), 1);
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_msg(fd >= 0,
+		      "user 65534 holding %c flock(s) kept the daemon out: %s",
+		      c, strerror(-fd));
+	close(fd);
+	/* The lock itself it could not even open. */
+	ck_assert_int_le(c, '1');
+}
+END_TEST
+
+/* A lock file that belongs to someone else is not trusted. */
+START_TEST(lock_file_of_another_user_is_refused)
+{
+	char path[PATH_MAX + 64];
+	pid_t holder = 0;
+	int fd;
+
+	if (geteuid() != 0)
+		return;
+	fd = runtime_lock(rundir, &holder);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/secmemd.lock", rundir);
+	ck_assert_int_eq(chown(path, 65534, 65534), 0);
+	ck_assert_int_eq(runtime_lock(rundir, &holder), -EPERM);
+}
+END_TEST
+
+/*
+ * secmemctl status while daemons start and stop: asking whether one runs
+ * must never make one fail to start.  (The reader's flock(LOCK_SH) on the
+ * pid file used to make a starting daemon's LOCK_EX|LOCK_NB fail.)
+ */
+START_TEST(status_does_not_race_a_starting_daemon)
+{
+	pid_t holder = 0, child, me = getpid(), seen;
+	int i, fd, status, busy = 0, wrong = 0;
+
+	fd = runtime_lock(rundir, &holder);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		for (;;)
+			runtime_daemon_pid(rundir);
+	}
+	for (i = 0; i < 3000; i++) {
+		fd = runtime_lock(rundir, &holder);
+		if (fd == -EBUSY) {
+			busy++;
+			continue;
+		}
+		ck_assert_int_ge(fd, 0);
+		seen = runtime_daemon_pid(rundir);
+		wrong += seen != me;
+		close(fd);
+	}
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	ck_assert_msg(!busy, "%d of 3000 starts refused while secmemctl looked",
+		      busy);
+	ck_assert_msg(!wrong, "%d times the holder was not reported", wrong);
+}
+END_TEST
+
 START_TEST(history_keeps_the_last)
 {
 	struct history h = { 0 }, back;
@@ -350,6 +504,10 @@ Suite *test_suite(void)
 	tcase_add_test(tc, set_checks_then_writes);
 	tcase_add_test(tc, set_refusals_change_nothing);
 	tcase_add_test(tc, lock_keeps_second_instance_out);
+	tcase_add_test(tc, lock_file_is_private);
+	tcase_add_test(tc, other_users_cannot_block_the_lock);
+	tcase_add_test(tc, lock_file_of_another_user_is_refused);
+	tcase_add_test(tc, status_does_not_race_a_starting_daemon);
 	tcase_add_test(tc, history_keeps_the_last);
 	tcase_add_test(tc, secmemctl_binary);
 	suite_add_tcase(s, tc);

@@ -199,6 +199,10 @@ journal_match() {
 	[ "$(journal "any(.[]; $1)")" = true ]
 }
 
+not() {
+	! "$@"
+}
+
 # journal_has SECONDS JQ_CONDITION: some entry satisfies the condition
 # (journald writes asynchronously: poll).
 journal_has() {
@@ -325,12 +329,16 @@ if [ "$mode" = check ]; then
 	echo "  # sed -i 's/^pool_target = .*/pool_target = plenty/' $conf"
 	conf_set pool_target plenty
 	show systemctl reload "$unit"
-	result $? bad.command "systemctl reload secmemd (the signal is delivered; the daemon judges the file)"
-	check bad.rejected "journal: \"reload failed: keeping the running configuration\", PRIORITY=3" \
-		journal_has 20 '.MESSAGE == "reload failed: keeping the running configuration" and .PRIORITY == "3"'
+	rc=$?
+	check bad.command "systemctl reload secmemd fails (exit status $rc): ExecReload= checks the file first" \
+		[ "$rc" != 0 ]
+	check bad.rejected "journal: \"$conf: invalid configuration\" from secmemd -t, PRIORITY=3" \
+		journal_has 20 '.MESSAGE == "'"$conf"': invalid configuration" and .PRIORITY == "3"'
 	check bad.error-visible "journal: the error names the file, line and key ($conf:N pool_target: ...), PRIORITY=3" \
 		journal_has 10 '.PRIORITY == "3" and (.MESSAGE | test("^'"$conf"':[0-9]+: ?pool_target"))'
 	journalctl -u "$unit" -p err -o short-monotonic --no-pager -n 4 | indent
+	check bad.not-signalled "the daemon was not signalled: no \"reload failed\" from it" \
+		not journal_match '.MESSAGE == "reload failed: keeping the running configuration"'
 	check bad.old-pool "the old pool is kept: pool_target $good_target, low $good_low, high $good_high" \
 		knobs_are "$good_target" "$good_low" "$good_high"
 	check bad.still-running "secmemd still active, same pid, no restart; STATUS=\"$(prop StatusText)\"" \
