@@ -212,6 +212,20 @@ SECMEM_API void *secmem_realloc(void *ptr, size_t size);
 SECMEM_API void secmem_free(void *ptr);
 
 /**
+ * secmem_free_if_owned() - secmem_free() @ptr if it is libsecmem's.
+ * @ptr: any pointer, NULL included.
+ *
+ * For code that frees pointers of two allocators through one function
+ * (an OpenSSL secure free, a malloc replacement): one lookup instead of
+ * secmem_owns() and then secmem_free().  A pointer outside every arena is
+ * left alone; one inside an arena that is not a live allocation's start
+ * aborts, as in secmem_free().
+ *
+ * Return: 1 if @ptr was freed, 0 if it is not libsecmem's (or NULL).
+ */
+SECMEM_API int secmem_free_if_owned(void *ptr);
+
+/**
  * secmem_owns() - whether @ptr points into memory libsecmem handed out.
  * @ptr: any pointer, NULL included.
  *

@@ -276,14 +276,16 @@ again:
  * Find the live allocation at @ptr and return its run with its heap locked
  * in *@hp, or abort: anything else is a double free or a foreign pointer.
  */
-static struct sm_run *heap_find(const void *ptr, struct sm_heap **hp,
-				const char *who)
+static struct sm_run *heap_find_in(const void *ptr, struct sm_heap **hp,
+				   const char *who, bool foreign_ok)
 {
 	struct sm_arena *a = sm_arena_lookup(ptr, hp);
 	struct sm_run *run;
 	size_t off, idx;
 	uint32_t csize;
 
+	if (!a && foreign_ok)
+		return NULL;
 	if (!a)
 		sm_die("%s(%p): pointer not allocated by libsecmem", who, ptr);
 	run = sm_run_of(a, ptr);
@@ -314,6 +316,12 @@ inside:
 dead:
 	sm_die("%p is not a live allocation (double free or use after free)",
 	       ptr);
+}
+
+static struct sm_run *heap_find(const void *ptr, struct sm_heap **hp,
+				const char *who)
+{
+	return heap_find_in(ptr, hp, who, false);
 }
 
 SECMEM_API void *secmem_malloc(size_t size)
@@ -395,6 +403,25 @@ SECMEM_API void secmem_free(void *ptr)
 	run = heap_find(ptr, &h, "secmem_free");
 	heap_free_locked(h, run, ptr);
 	pthread_mutex_unlock(&h->lock);
+}
+
+/*
+ * One lookup where secmem_owns() then secmem_free() took two: the free of
+ * an allocator that shares free() with another one (libsecmem-preload).
+ */
+SECMEM_API int secmem_free_if_owned(void *ptr)
+{
+	struct sm_heap *h;
+	struct sm_run *run;
+
+	if (!ptr)
+		return 0;
+	run = heap_find_in(ptr, &h, "secmem_free_if_owned", true);
+	if (!run)
+		return 0;
+	heap_free_locked(h, run, ptr);
+	pthread_mutex_unlock(&h->lock);
+	return 1;
 }
 
 SECMEM_API size_t secmem_usable_size(const void *ptr)

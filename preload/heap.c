@@ -138,15 +138,19 @@ void *calloc(size_t nmemb, size_t size)
 
 void free(void *ptr)
 {
+	int freed;
+
 	if (!ptr)
 		return;
-	if (!ours(ptr)) {
+	if (!active()) {
 		__libc_free(ptr);
 		return;
 	}
 	preload_nested++;
-	secmem_free(ptr);
+	freed = secmem_free_if_owned(ptr);
 	preload_nested--;
+	if (!freed)
+		__libc_free(ptr);
 }
 
 void *realloc(void *ptr, size_t size)

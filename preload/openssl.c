@@ -112,9 +112,8 @@ void CRYPTO_secure_free(void *ptr, const char *file, int line)
 		return NEXT(CRYPTO_secure_free)(ptr, file, line);
 	if (!ptr)
 		return;
-	if (secmem_owns(ptr))
-		secmem_free(ptr);	/* zeroes the whole allocation */
-	else
+	/* secmem_free_if_owned() zeroes the whole allocation. */
+	if (!secmem_free_if_owned(ptr))
 		NEXT(CRYPTO_free)(ptr, file, line);
 }
 
@@ -125,9 +124,7 @@ void CRYPTO_secure_clear_free(void *ptr, size_t num, const char *file,
 		return NEXT(CRYPTO_secure_clear_free)(ptr, num, file, line);
 	if (!ptr)
 		return;
-	if (secmem_owns(ptr))
-		secmem_free(ptr);
-	else
+	if (!secmem_free_if_owned(ptr))
 		NEXT(CRYPTO_clear_free)(ptr, num, file, line);
 }
 

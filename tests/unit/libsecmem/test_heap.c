@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -399,6 +400,43 @@ struct shared {
 	_Atomic int bad;
 };
 
+/* In the child: the parent's arenas are not inherited (SECMEM_FORK_DROP). */
+static void do_free_if_owned_inside(void *arg)
+{
+	char *q = secmem_malloc(40);
+
+	(void)arg;
+	if (!q)
+		_exit(10);
+	secmem_free_if_owned(q + 1);	/* must abort */
+	_exit(0);
+}
+
+/* One lookup: frees its own, leaves others alone, aborts on a bad one. */
+SM_TEST(test_free_if_owned)
+{
+	char *p = secmem_malloc(40), *blk = secmem_alloc_pages(4096);
+	char *heap = malloc(40), err[512];
+	struct secmem_stats st;
+	int status;
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(blk);
+	ck_assert_ptr_nonnull(heap);
+	ck_assert_int_eq(secmem_free_if_owned(NULL), 0);
+	ck_assert_int_eq(secmem_free_if_owned(heap), 0);	/* untouched */
+	free(heap);
+	status = test_in_child(do_free_if_owned_inside, p, err, sizeof(err));
+	ck_assert_killed_by(status, SIGABRT);
+	ck_assert_msg(strstr(err, "points inside an allocation"), "%s", err);
+	ck_assert_int_eq(secmem_free_if_owned(p), 1);
+	ck_assert_int_eq(secmem_owns(p), 0);
+	ck_assert_int_eq(secmem_protect(blk, SECMEM_NOACCESS), 0);
+	ck_assert_int_eq(secmem_free_if_owned(blk), 1);
+	ck_assert_int_eq(secmem_stats(&st), 0);
+	ck_assert_uint_eq(st.allocations, 0);
+}
+
 SM_TEST(test_owns)
 {
 	char *small = secmem_malloc(40);
@@ -581,6 +619,7 @@ TCase *test_heap_tcase(const char *name)
 	tcase_add_test(tc, test_threads_stress);
 	tcase_add_test(tc, test_stats);
 	tcase_add_test(tc, test_owns);
+	tcase_add_test(tc, test_free_if_owned);
 	tcase_add_test(tc, test_strdup);
 	return tc;
 }
