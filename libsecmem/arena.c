@@ -746,12 +746,6 @@ static void arena_fork_fence(const struct sm_arena *a)
 		munmap(r, len);	/* kernels before 4.17 ignore the flag */
 }
 
-static const int fork_prot[] = {
-	[SECMEM_NOACCESS] = PROT_NONE,
-	[SECMEM_READONLY] = PROT_READ,
-	[SECMEM_READWRITE] = PROT_READ | PROT_WRITE,
-};
-
 /*
  * SECMEM_FORK_COPY, in the child: give every arena a file of its own with
  * the parent's live pages, then restore the guards and protections of the
@@ -799,7 +793,7 @@ static void arena_fork_copy(void)
 			mprotect(start + (run->npages - 1) * pg, pg, PROT_NONE);
 			if (run->prot != SECMEM_READWRITE)
 				mprotect(start + pg, run->usable,
-					 fork_prot[run->prot]);
+					 sm_pages_prot[run->prot]);
 		}
 	}
 	close(sm_fork_sync[0]);

@@ -145,6 +145,7 @@ void *sm_run_addr(const struct sm_run *run);
 struct sm_run *sm_run_of(struct sm_arena *a, const void *ptr);
 
 /* pages.c */
+extern const int sm_pages_prot[3];	/* SECMEM_NOACCESS... -> PROT_* */
 void *sm_pages_alloc_locked(struct sm_heap *h, size_t size, bool grow);
 void sm_pages_free_locked(struct sm_heap *h, struct sm_run *run);
 

@@ -13,7 +13,7 @@
 #include "internal.h"
 #include "sanitize.h"
 
-static const int pages_prot[] = {
+const int sm_pages_prot[3] = {
 	[SECMEM_NOACCESS] = PROT_NONE,
 	[SECMEM_READONLY] = PROT_READ,
 	[SECMEM_READWRITE] = PROT_READ | PROT_WRITE,
@@ -84,7 +84,7 @@ SECMEM_API int secmem_protect(void *ptr, int prot)
 	if (!run || run->kind != SM_RUN_PAGES ||
 	    (char *)ptr != (char *)sm_run_addr(run) + sm_page_size) {
 		sm_fail(SECMEM_EINVAL, EINVAL);
-	} else if (mprotect(ptr, run->usable, pages_prot[prot]) < 0) {
+	} else if (mprotect(ptr, run->usable, sm_pages_prot[prot]) < 0) {
 		sm_fail(SECMEM_ENOMEM, errno);
 	} else {
 		run->prot = prot;
