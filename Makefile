@@ -199,6 +199,12 @@ check-systemd: kernel-release image
 	@$(DEBIAN_BOOT) --mode check --log $(BUILD)/logs/check-systemd.log \
 		--results $(BUILD)/results/systemd.tap
 
+# The Debian packages, the local apt repositories and lintian, all in
+# $(BUILD)/deb (scripts/deb.sh).
+.PHONY: deb
+deb: deps
+	@scripts/deb.sh
+
 lint:
 	@$(MAKE) -s -C libsecmem lint BUILD=$(BUILD)
 	@$(MAKE) -s -C daemon lint BUILD=$(BUILD)

@@ -53,6 +53,9 @@ step libsecmem make -s -C libsecmem all check-unit check-abi example-check BUILD
 step libsecmem-asan make -s -C libsecmem check-asan BUILD="$build"
 step daemon make -s -C daemon check BUILD="$build"
 step preload make -s -C preload check BUILD="$build"
+# The Debian packages (make deb) and lintian on every .deb and .changes;
+# the systemd guest below installs them with apt.
+step deb scripts/deb.sh
 step vm-checker make -s -C tests/vm selftest BUILD="$build"
 if [ "$kernel_ok" = 0 ]; then
 	step guest make -s check-guest FILTER="$filter"

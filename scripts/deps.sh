@@ -21,6 +21,11 @@ packages=(
 	libsodium-dev gnuplot-nox
 	# static analysis run by make lint
 	cppcheck clang-tidy
+	# make deb: the userspace source package (debian/), lintian, the local
+	# apt repository (apt-ftparchive); the kernel's bindeb-pkg also wants
+	# rsync and its own Build-Depends (bc bison flex kmod libelf-dev
+	# libssl-dev cpio, above)
+	debhelper devscripts lintian dpkg-dev apt-utils fakeroot rsync
 )
 
 missing=()
