@@ -98,19 +98,24 @@ initramfs: guest
 
 # The Debian 12 guest image with systemd and secmem installed
 # (tests/vm/debian/mkimage.sh): debootstrap once, then rebuilt in seconds
-# when secmem or the scenario changes. Needs root and the Debian archive.
+# when secmem or the scenario changes. secmem goes in as the packages of
+# make deb (quiet here: make deb prints the packages and lintian's
+# summary, and skips what is up to date). Needs root and the Debian archive.
 image:
+	@scripts/deb.sh >/dev/null
 	@tests/vm/debian/mkimage.sh >/dev/null
 
 # init_on_free=1: the kcore scans of realprogs.sh must not count copies of
 # a secret that an earlier process freed.
-DEBIAN_BOOT = tests/vm/debian/boot.sh --kernel $(call bzimage,patched,release) \
+# The kernel is linux-image-*-secmem as apt installed it in the image.
+DEBIAN_BOOT = tests/vm/debian/boot.sh --kernel $(BUILD)/debian/vmlinuz \
 	--image $(BUILD)/debian/secmem.img --append init_on_free=1
 
 # --- the two commands --------------------------------------------------
 
 run: deps
 	@$(MAKE) -s kernel-release
+	@scripts/deb.sh
 	@$(MAKE) -s image
 	@$(DEBIAN_BOOT) --mode demo --log $(BUILD)/logs/run.log
 

@@ -65,7 +65,7 @@ next_version=$upstream-$((revision + 1))
 # build/ and the kernel (which the userspace build does not read).
 source_files() {
 	(cd "$top" && git ls-files -co --exclude-standard) |
-		grep -v -e '^build/' -e '^kernel/' -e '^bench/' | LC_ALL=C sort
+		grep -v -e '^build/' -e '^kernel/' -e '^bench/' -e '^tests/vm/' | LC_ALL=C sort
 }
 
 # build_userspace DIR VERSION [CHANGELOG_NOTE]: build the source package in
@@ -218,10 +218,23 @@ lint() {
 			"$out"/linux-secmem_*.changes || return 1
 	fi
 }
-lint >/dev/null 2>&1 || lrc=1
-lint --show-overrides >"$lintian_out.raw" 2>&1 || true
-grep -v '^running with root privileges' "$lintian_out.raw" >"$lintian_out" || true
-rm -f "$lintian_out.raw"
+# lintian's verdict is kept with the key of what it checked (both
+# packages' keys, lintian's version): an unchanged set is not checked
+# again (half a minute), its saved result is shown.
+lint_key=$(echo "lint 1 $source_key ${kernel_key:-nokernel} $(dpkg-query -W -f='${Version}' lintian)" |
+	sha256sum | cut -c1-16)
+if [ "$(cat "$out/lintian.key" 2>/dev/null)" = "$lint_key" ] && [ -f "$lintian_out" ]; then
+	lrc=$(cat "$out/lintian.rc")
+	info "lintian: packages unchanged since the last check (key $lint_key), its result:"
+else
+	rm -f "$out/lintian.key"
+	lint >/dev/null 2>&1 || lrc=1
+	lint --show-overrides >"$lintian_out.raw" 2>&1 || true
+	grep -v '^running with root privileges' "$lintian_out.raw" >"$lintian_out" || true
+	rm -f "$lintian_out.raw"
+	echo "$lrc" >"$out/lintian.rc"
+	echo "$lint_key" >"$out/lintian.key"
+fi
 changes=("$out"/*.changes)
 debs=("$out"/*.deb)
 echo "deb: lintian on ${#changes[@]} .changes and their ${#debs[@]} .debs:"

@@ -3,7 +3,9 @@
 #
 # Build the Debian 12 guest image for the systemd scenario (make run,
 # make check-systemd, make shell-systemd): a minbase root file system with
-# systemd, secmem installed into it with `make install`, as an ext4 image.
+# systemd and secmem's apt repository (make deb), as an ext4 image. secmem
+# comes to the guest only as Debian packages: the kernel is installed here
+# with apt-get, the userspace by the scenario in the running guest.
 #
 #   mkimage.sh [--force]     prints the image path on its last line
 #
@@ -16,15 +18,19 @@
 #                            Key: the package list, suite, mirror and the
 #                            functions that build it. The .debs are kept in BUILD/debian/cache,
 #                            so a changed list downloads only what is new.
-#   BUILD/debian/overlay/    `make install PREFIX=/usr DESTDIR=...` (built in
-#                            BUILD/debian/obj, apart from the host build),
+#   BUILD/debian/overlay/    BUILD/deb/repo and repo-next (the apt
+#                            repositories of make deb) in /var/lib/secmem-apt
+#                            with a sources.list that names only them,
 #                            tests/vm/debian/rootfs/ (the scenario units and
-#                            script) and the example application's sources in
+#                            scripts) and the example programs' sources in
 #                            /usr/local/src/secmem-demo. Rebuilt every run
 #                            (seconds), copied over root/ when it changed;
 #                            files a previous overlay left are removed first.
-#   BUILD/debian/secmem.img  mkfs.ext4 -d root/: no loop mount, no bootloader,
-#                            no kernel (QEMU boots bzImage with root=/dev/vda).
+#                            Then apt-get installs linux-image-*-secmem from
+#                            the repository; BUILD/debian/vmlinuz is a copy of
+#                            its /boot/vmlinuz, which boot.sh boots.
+#   BUILD/debian/secmem.img  mkfs.ext4 -d root/: no loop mount, no bootloader
+#                            (QEMU boots the packaged kernel with root=/dev/vda).
 #                            Key: the root key and the overlay's contents.
 #
 # The guest boots it with snapshot=on: every boot starts from the same state
@@ -136,23 +142,44 @@ else
 	info "root file system up to date ($out/root), not rebootstrapping"
 fi
 
-# --- layer 2: secmem and the scenario -------------------------------------
+# --- layer 2: the secmem apt repository and the scenario -------------------
+
+# secmem itself reaches the guest only as Debian packages (make deb): the
+# apt repositories are copied into the image, the packaged kernel is
+# installed from them here (QEMU boots its /boot/vmlinuz), and the
+# scenario installs the userspace with apt-get in the running guest.
+repo=$build/deb/repo
+repo_next=$build/deb/repo-next
+{ [ -f "$repo/Packages" ] && [ -f "$repo_next/Packages" ]; } ||
+	die "no apt repository in $build/deb: run 'make deb' first"
+kdeb=$(cd "$repo" && ls linux-image-*.deb 2>/dev/null) ||
+	die "no linux-image package in $repo: run 'make deb' (not --no-kernel)"
+[ "$(echo "$kdeb" | wc -l)" = 1 ] || die "more than one linux-image package in $repo"
+kpkg=$(dpkg-deb -f "$repo/$kdeb" Package)
+kver=${kpkg#linux-image-}
 
 overlay=$out/overlay
 rm -rf "$overlay"
-mkdir -p "$overlay"
-# A build directory of its own: PREFIX=/usr is baked into libsecmem.pc and
-# secmemd.service, and the host build (PREFIX=/usr/local) stays untouched.
-if ! make -s -C "$top" install BUILD="$out/obj" PREFIX=/usr DESTDIR="$overlay" \
-	>"$out/install.log" 2>&1; then
-	cat "$out/install.log" >&2
-	die "make install into the image failed"
-fi
+mkdir -p "$overlay/var/lib/secmem-apt" "$overlay/etc/apt/sources.list.d"
+cp -a "$repo" "$repo_next" "$overlay/var/lib/secmem-apt/"
+# The guest has no network: debootstrap's mirror line would only make
+# apt-get update fail there. The next version's repository is enabled by
+# the lifecycle test, for the upgrade.
+cat >"$overlay/etc/apt/sources.list" <<EOF
+# The guest has no network: apt sees only the local secmem repository
+# (sources.list.d/secmem.list) and what debootstrap installed.
+EOF
+cat >"$overlay/etc/apt/sources.list.d/secmem.list" <<EOF
+# secmem, built by make deb (flat repository, unsigned: it never leaves
+# this machine).
+deb [trusted=yes] file:/var/lib/secmem-apt/repo ./
+EOF
 cp -a "$here/rootfs/." "$overlay/"
 src=$overlay/usr/local/src/secmem-demo
 mkdir -p "$src"
-cp "$here/app/secret-demo.c" "$here/app/kcore-find.c" "$top/tests/vm/guest/lib/kcore.c" \
-	"$top/tests/vm/guest/lib/kcore.h" "$top/docs/example/hello.c" "$src/"
+cp "$here/app/secret-demo.c" "$here/app/kcore-find.c" "$here/app/upgrade-holder.c" \
+	"$top/tests/vm/guest/lib/kcore.c" "$top/tests/vm/guest/lib/kcore.h" \
+	"$top/docs/example/hello.c" "$src/"
 chown -R 0:0 "$overlay"
 
 # Every file with its type, mode and content (or link target).
@@ -161,6 +188,25 @@ overlay_manifest() {
 	(cd "$overlay" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
 }
 overlay_key=$(overlay_manifest | sha256sum | cut -c1-16)
+
+# The packaged kernel, with apt-get in the root (in a chroot, with /proc
+# for dpkg's maintainer scripts). --reinstall: a rebuilt kernel keeps its
+# package version, and must still replace the installed one.
+install_kernel() {
+	local log=$out/apt.log
+	mount -t proc proc "$out/root/proc"
+	if ! {
+		chroot "$out/root" apt-get update &&
+			DEBIAN_FRONTEND=noninteractive chroot "$out/root" \
+				apt-get install -y --reinstall --no-install-recommends "$kpkg"
+	} >"$log" 2>&1; then
+		umount "$out/root/proc"
+		tail -20 "$log" >&2
+		die "apt-get install $kpkg in the image failed, log: $log"
+	fi
+	umount "$out/root/proc"
+	rm -rf "$out"/root/var/cache/apt/archives/*.deb "$out"/root/var/cache/apt/*.bin
+}
 applied=$out/root/var/lib/secmem-vm/overlay
 
 if [ "$(cat "$applied.key" 2>/dev/null)" != "$overlay_key" ]; then
@@ -174,9 +220,14 @@ if [ "$(cat "$applied.key" 2>/dev/null)" != "$overlay_key" ]; then
 	tar -C "$overlay" -cf - . | tar -C "$out/root" -xf - --no-overwrite-dir
 	(cd "$overlay" && find . ! -type d) >"$applied.files"
 	chroot "$out/root" ldconfig
+	install_kernel
 	echo "$overlay_key" >"$applied.key"
-	info "secmem installed into the root file system (make install PREFIX=/usr)"
+	info "apt repository in the image; $kpkg installed from it with apt-get"
 fi
+[ -f "$out/root/boot/vmlinuz-$kver" ] || die "$kpkg is not installed in $out/root"
+# What boot.sh boots: the packaged kernel, as installed by dpkg.
+cp "$out/root/boot/vmlinuz-$kver" "$out/vmlinuz.new"
+mv "$out/vmlinuz.new" "$out/vmlinuz"
 
 # --- layer 3: the disk image ----------------------------------------------
 

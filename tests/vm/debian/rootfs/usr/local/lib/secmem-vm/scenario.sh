@@ -4,11 +4,16 @@
 # The secmem end-to-end scenario on a Debian 12 guest with systemd, run by
 # secmem-scenario@MODE.service (tests/vm/debian/README in tests/vm/README.md):
 #
-#   demo   systemctl enable --now secmemd; pools from /etc/secmem.conf;
-#          an application built with pkg-config stores a key, /proc/kcore
-#          does not show it; a changed config applied by systemctl reload
+#   demo   apt-get install secmemd libsecmem-dev secmem-run from the local
+#          repository (make deb), which enables and starts secmemd; pools
+#          from /etc/secmem.conf; an application built with pkg-config
+#          stores a key, /proc/kcore does not show it; a changed config
+#          applied by systemctl reload
 #   check  the same, then a bad config on reload, systemctl stop with
-#          on_exit=keep and on_exit=restore, systemd-analyze
+#          on_exit=keep and on_exit=restore, systemd-analyze, and the
+#          package lifecycle (lifecycle.sh): upgrade, upgrade with a
+#          broken config, remove, purge, install on a kernel without
+#          the pools, reinstall
 #
 # Every assertion prints one TAP line, "ok N ID - what" or "not ok N ID -
 # what", at the start of a line; everything else is indented. The host
@@ -22,6 +27,7 @@ mode=${1:-demo}
 conf=/etc/secmem.conf
 unit=secmemd.service
 work=/root/secmem-demo
+mkdir -p "$work"
 n=0
 failed=0
 failures=()
@@ -184,6 +190,20 @@ nodes() {
 	status_json | jq -r '.nodes[].node'
 }
 
+# --- packages ---------------------------------------------------------------
+
+# pkgs_installed PKG...: every PKG is "install ok installed".
+pkgs_installed() {
+	local p
+	for p in "$@"; do
+		[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || return 1
+	done
+}
+
+pkg_versions() {
+	dpkg-query -W -f='${Package} ${Version}\n' "$@" 2>/dev/null | paste -sd, - | sed 's/,/, /g'
+}
+
 # --- systemd and the journal -------------------------------------------------
 
 prop() {
@@ -221,16 +241,31 @@ echo "Debian $(cat /etc/debian_version), systemd $(systemctl --version | awk 'NR
 heading "1. the kernel"
 check kernel.pool-sysfs "the kernel has the unmapped pool controls (/sys/kernel/mm/unmapped)" \
 	test -d /sys/kernel/mm/unmapped
+kpkg=$(dpkg-query -S "/boot/vmlinuz-$(uname -r)" 2>/dev/null | cut -d: -f1)
+check kernel.packaged "the running kernel $(uname -r) is the one of package ${kpkg:-none} (installed with apt)" \
+	[ "$kpkg" = "linux-image-$(uname -r)" ] && [ "${kpkg%-secmem}" != "$kpkg" ]
 grep '^unmapped_' /proc/vmstat | head -4 | indent
 
-heading "2. systemctl enable --now secmemd"
+heading "2. apt-get install secmemd libsecmem-dev secmem-run"
+pkgs=(secmemd libsecmem-dev secmem-run)
+show apt-get update
+result $? apt.update "apt-get update: the local secmem repository ($(grep -h '^deb ' /etc/apt/sources.list.d/*.list | head -1))"
 t0=$SECONDS
-show systemctl enable --now "$unit"
+echo "  # apt-get install -y ${pkgs[*]}"
+DEBIAN_FRONTEND=noninteractive apt-get install -y "${pkgs[@]}" >"$work/apt-install.log" 2>&1
 rc=$?
-result "$rc" unit.enable-now "systemctl enable --now secmemd returned $rc after $((SECONDS - t0)) s"
-check unit.enabled "secmemd.service is enabled" [ "$(systemctl is-enabled "$unit")" = enabled ]
+indent <"$work/apt-install.log"
+result "$rc" apt.install "apt-get install ${pkgs[*]} returned $rc after $((SECONDS - t0)) s"
+check apt.installed "dpkg: libsecmem0 libsecmem-dev secmemd secmem-run installed ($(pkg_versions libsecmem0 libsecmem-dev secmemd secmem-run))" \
+	pkgs_installed libsecmem0 libsecmem-dev secmemd secmem-run
+check apt.resolved "apt resolved libsecmem0 as a dependency (apt-mark showauto)" \
+	sh -c 'apt-mark showauto | grep -qx libsecmem0'
+cp "$conf" "$work/secmem.conf.shipped"
+check apt.conffile "dpkg: /etc/secmem.conf is a conffile of secmemd" \
+	sh -c "dpkg-query -W -f='\${Conffiles}' secmemd | grep -q '^ /etc/secmem.conf '"
+check unit.enabled "secmemd.service is enabled (by the package)" [ "$(systemctl is-enabled "$unit")" = enabled ]
 state="Type=$(prop Type) ActiveState=$(prop ActiveState) SubState=$(prop SubState)"
-check unit.active "secmemd.service is active: $state" \
+check unit.active "secmemd.service is active (started by the package): $state" \
 	[ "$state" = "Type=notify ActiveState=active SubState=running" ]
 # Type=notify: "Started" (MESSAGE_ID 39f53479...) is logged when READY=1
 # arrives, and STATUS= is what secmemd sent after it.
@@ -282,8 +317,8 @@ rc=$?
 indent <"$work/out"
 after=$(status_json | jq '.total.alloc_pool')
 lib=$(readlink -f "$(ldd ./secret-demo | awk '/libsecmem/ { print $3 }')")
-check app.linked "secret-demo runs with the installed library ($lib)" \
-	[ "$lib" = /usr/lib/libsecmem.so.0.1.0 ]
+check app.linked "secret-demo runs with the packaged library ($lib, from $(dpkg-query -S "$lib" 2>/dev/null | cut -d: -f1))" \
+	[ "$(dpkg-query -S "$lib" 2>/dev/null | cut -d: -f1)" = "libsecmem0:$(dpkg --print-architecture)" ]
 check app.backend "secmem_backend() is the unmapped memfd" grep -qx 'secret-demo: backend unmapped-memfd' "$work/out"
 check app.key-absent "root scan of /proc/kcore: the key is absent from kernel RAM" \
 	grep -q '^secret-demo: key absent' "$work/out"
@@ -385,6 +420,15 @@ if [ "$mode" = check ]; then
 	heading "10. systemd-analyze"
 	show systemd-analyze verify --man=no "$unit"
 	result $? analyze.verify "systemd-analyze verify --man=no secmemd.service"
+	# (--man=no: the guest has no man-db; the pages themselves:)
+	check analyze.man "the unit's Documentation= pages are installed by the package" \
+		test -f /usr/share/man/man8/secmemd.8.gz -a -f /usr/share/man/man5/secmem.conf.5.gz \
+		-a -f /usr/share/man/man8/secmemctl.8.gz
+fi
+
+if [ "$mode" = check ]; then
+	# shellcheck source=/dev/null
+	. /usr/local/lib/secmem-vm/lifecycle.sh
 fi
 
 [ "$mode" = check ] || heading "7. systemd-analyze security secmemd"
