@@ -19,6 +19,7 @@
 #       /sys/kernel/mm): dpkg succeeds, the daemon says so, exits 3 and is
 #       not restarted
 #   16. reinstalled on the pool kernel: running, pools up
+#   17. the kernel package runs the /etc/kernel hooks (GRUB, initramfs)
 #
 # After it, secmemd is installed, active, with the shipped config.
 
@@ -135,8 +136,8 @@ check life.removed-state "dpkg: secmemd is removed, its conffile kept: $(dpkg-qu
 check life.removed-stopped "no secmemd process is left" not pgrep -x secmemd
 check life.removed-knobs "pool_target, watermark_low, watermark_high are 0 on every node (sysfs)" \
 	sysfs_knobs_zero
-check life.removed-flush "flush_on_free is back to immediate" \
-	[ "$(cat /sys/kernel/mm/unmapped/flush_on_free)" = immediate ]
+check life.removed-flush "flush_on_free is back to immediate ($(cat /sys/kernel/mm/unmapped/flush_on_free))" \
+	grep -q '\[immediate\]' /sys/kernel/mm/unmapped/flush_on_free
 wait_for 60 sysfs_pools_empty
 check life.removed-drained "the kernel took the pools back: free unmapped bytes $(sysfs_free), under one pageblock per node" \
 	sysfs_pools_empty
@@ -191,3 +192,22 @@ check life.reinstall-pools "pools from the shipped config: pool_target $exp_targ
 rm -f "$lc_next"
 apt-get update >/dev/null 2>&1
 show secmemctl status
+
+heading "17. the kernel package beside a distribution kernel: the /etc/kernel hooks run"
+# Debian's boot loaders hook in through /etc/kernel/postinst.d (GRUB's
+# zz-update-grub, initramfs-tools): a package that runs them with the
+# version and image path is installable next to linux-image-amd64 and
+# bootable through GRUB. A recording hook stands in for them here.
+kpkg=linux-image-$(uname -r)
+mkdir -p /etc/kernel/postinst.d
+# shellcheck disable=SC2016 # expanded by the hook, not here
+printf '#!/bin/sh\necho "$0 $*" >>/run/kernel-hook.log\n' >/etc/kernel/postinst.d/zz-secmem-record
+chmod 0755 /etc/kernel/postinst.d/zz-secmem-record
+rm -f /run/kernel-hook.log
+apt_step life.kernel-reinstall "reinstall $kpkg" install -y --reinstall "$kpkg"
+sed 's/^/    hook: /' /run/kernel-hook.log 2>/dev/null
+check life.kernel-hook "the postinst ran /etc/kernel/postinst.d with $(uname -r) and /boot/vmlinuz-$(uname -r)" \
+	grep -qx "/etc/kernel/postinst.d/zz-secmem-record $(uname -r) /boot/vmlinuz-$(uname -r)" /run/kernel-hook.log
+check life.kernel-files "$kpkg installs its image, config and System.map under versioned names" \
+	test -f "/boot/vmlinuz-$(uname -r)" -a -f "/boot/config-$(uname -r)" -a -f "/boot/System.map-$(uname -r)"
+rm -f /etc/kernel/postinst.d/zz-secmem-record
