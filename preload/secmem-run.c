@@ -3,7 +3,9 @@
  * secmem-run: run an unmodified program with libsecmem-preload.so, after
  * checking that the protection asked for can really be given: a secret
  * memory backend exists, the memory lock limit allows an arena, and the
- * program is dynamically linked (LD_PRELOAD cannot reach a static one).
+ * program is dynamically linked (LD_PRELOAD cannot reach a static one)
+ * and does not gain privileges on exec (the dynamic loader ignores
+ * LD_PRELOAD in secure-execution mode: Debian's ssh-agent is set-group-ID).
  *
  * Exit status, as env(1): 125 if secmem-run itself fails, 126 if the
  * program cannot be run, 127 if it is not found; else the program's.
@@ -18,6 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "secmem.h"
@@ -38,12 +44,15 @@ static const char *prog = "secmem-run";
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: %s [--mode MODE[,MODE...]] [--verbose] [--] COMMAND [ARG...]\n"
+		"Usage: %s [--mode MODE[,MODE...]] [--no-new-privs] [--verbose] [--] COMMAND [ARG...]\n"
 		"Run COMMAND with its secrets in memory outside the kernel's direct map.\n"
 		"\n"
 		"  -m, --mode MODES  openssl (OpenSSL 3's secure heap), sodium\n"
 		"                    (sodium_malloc and friends), heap (the whole malloc\n"
 		"                    family); comma-separated; default openssl,sodium\n"
+		"  -n, --no-new-privs  run a set-user-ID, set-group-ID or file-capability\n"
+		"                    program without those privileges (PR_SET_NO_NEW_PRIVS),\n"
+		"                    so that the preload applies; else such a program is refused\n"
 		"  -v, --verbose     say what is preloaded and which backend serves it\n"
 		"  -h, --help        this help\n"
 		"      --version     the version\n"
@@ -132,9 +141,44 @@ static enum elf_kind classify(const char *file, char *interp, size_t len)
 	return k;
 }
 
-static int check_target(const char *cmd)
+/*
+ * What exec would give @file beyond the caller's credentials, as a
+ * sentence ("set-group-ID (group 105)"), or NULL if nothing: the kernel
+ * then sets AT_SECURE and ld.so drops LD_PRELOAD silently. No gain under
+ * no_new_privs or on a nosuid mount, where the bits are ignored.
+ */
+static const char *privilege_gain(const char *file, char *buf, size_t len)
 {
-	char file[PATH_MAX], interp[1024] = "";
+	struct statvfs vfs;
+	struct stat st;
+
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)
+		return NULL;
+	if (stat(file, &st) < 0 || !S_ISREG(st.st_mode))
+		return NULL;
+	if (statvfs(file, &vfs) == 0 && (vfs.f_flag & ST_NOSUID))
+		return NULL;
+	if ((st.st_mode & S_ISUID) && st.st_uid != geteuid()) {
+		snprintf(buf, len, "set-user-ID (user %ld)", (long)st.st_uid);
+		return buf;
+	}
+	if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) &&
+	    st.st_gid != getegid()) {
+		snprintf(buf, len, "set-group-ID (group %ld)", (long)st.st_gid);
+		return buf;
+	}
+	/* root already holds every capability a file could grant */
+	if (geteuid() != 0 && getxattr(file, "security.capability", NULL, 0) > 0) {
+		snprintf(buf, len, "granted file capabilities");
+		return buf;
+	}
+	return NULL;
+}
+
+static int check_target(const char *cmd, bool no_new_privs)
+{
+	char file[PATH_MAX], interp[1024] = "", why[64];
+	const char *gain;
 	int depth;
 
 	if (!resolve(cmd, file, sizeof(file))) {
@@ -144,7 +188,16 @@ static int check_target(const char *cmd)
 	for (depth = 0; depth < 4; depth++) {
 		switch (classify(file, interp, sizeof(interp))) {
 		case ELF_DYNAMIC:
-			return 0;
+			gain = privilege_gain(file, why, sizeof(why));
+			if (!gain || no_new_privs)
+				return 0;
+			fprintf(stderr,
+				"%s: %s is %s: the dynamic loader ignores "
+				"LD_PRELOAD for it (secure-execution mode), so it "
+				"would run without secret memory. Not running it; "
+				"--no-new-privs runs it without that privilege.\n",
+				prog, file, gain);
+			return EXIT_RUN_FAILED;
 		case ELF_STATIC:
 			fprintf(stderr,
 				"%s: %s is statically linked: LD_PRELOAD cannot "
@@ -168,22 +221,26 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "mode", required_argument, NULL, 'm' },
+		{ "no-new-privs", no_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	const char *modes = "openssl,sodium", *lib, *old;
-	bool verbose = false;
+	bool verbose = false, no_new_privs = false;
 	char *preload;
 	void *probe;
 	int c, r;
 
 	/* "+": options stop at COMMAND, whose own options are its own. */
-	while ((c = getopt_long(argc, argv, "+m:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+m:nvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			modes = optarg;
+			break;
+		case 'n':
+			no_new_privs = true;
 			break;
 		case 'v':
 			verbose = true;
@@ -216,9 +273,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s: %s\n", prog, lib, strerror(errno));
 		return EXIT_RUN_FAILED;
 	}
-	r = check_target(argv[optind]);
+	r = check_target(argv[optind], no_new_privs);
 	if (r)
 		return r;
+	/* Inherited across exec and irrevocable: the set-id bits and file
+	 * capabilities of COMMAND are then ignored, and LD_PRELOAD applies. */
+	if (no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		fprintf(stderr, "%s: PR_SET_NO_NEW_PRIVS: %s\n", prog, strerror(errno));
+		return EXIT_RUN_FAILED;
+	}
 	/*
 	 * One real allocation: it proves the backend and that the memory
 	 * lock limit allows an arena, and its error says what to change.

@@ -106,6 +106,24 @@ result $? "heap mode: the program's allocations are served by libsecmem (${1:-0}
 # secmem-run refuses what would run without protection, clearly.
 expect 125 "secmem-run: a statically linked program is refused" "$run" /bin/busybox true
 grep_err "secmem-run: ... and the message says why" "statically linked"
+# A set-group-ID program (Debian's ssh-agent is setgid _ssh): ld.so runs
+# it in secure-execution mode and drops LD_PRELOAD without a word, so
+# secmem-run refuses it unless --no-new-privs takes the privilege away.
+# A copy of cat, setgid nogroup, in the build tree (not a nosuid mount).
+sgid=$build/preload/test/sgid-cat
+cp /bin/cat "$sgid" && chgrp nogroup "$sgid" && chmod 2755 "$sgid"
+env LD_PRELOAD="$SECMEM_PRELOAD_LIB" "$sgid" /proc/self/maps >"$out/maps" 2>/dev/null
+! grep -q libsecmem-preload "$out/maps"
+result $? "control: ld.so ignores LD_PRELOAD for a set-group-ID program"
+expect 125 "secmem-run: a set-group-ID program is refused" "$run" "$sgid" /proc/self/maps
+grep_err "... and the message says why" "is set-group-ID (group 65534): the dynamic loader ignores LD_PRELOAD"
+expect 0 "secmem-run --no-new-privs runs it" "$run" --no-new-privs "$sgid" /proc/self/maps
+grep -q libsecmem-preload "$out/o"
+result $? "... with the preload loaded (its maps show libsecmem-preload.so)"
+expect 0 "... and no_new_privs set in it" "$run" -n "$sgid" /proc/self/status
+grep -q '^NoNewPrivs:[[:space:]]*1' "$out/o"
+result $? "... NoNewPrivs: 1 in its /proc/self/status"
+rm -f "$sgid"
 expect 125 "secmem-run: an unknown mode is refused" "$run" --mode heapp true
 grep_err "secmem-run: ... naming the modes" "openssl, sodium and heap"
 expect 127 "secmem-run: a missing command is 127" "$run" no-such-command-here

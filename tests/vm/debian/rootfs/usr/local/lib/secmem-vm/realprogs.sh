@@ -93,3 +93,102 @@ check realprogs.openssl.d-absent "--mode openssl: RSA d and the EC scalar are no
 # p and q (BN_MONT_CTX_set_locked copies them into ordinary bignums).
 rp_left=$(grep ' found at' "$rp_dir/scan.openssl" | awk '{print $2}' | tr '\n' ' ')
 echo "  --mode openssl still leaves in kernel RAM: ${rp_left:-nothing} (--mode heap removes them)"
+
+# --- ssh-agent (OpenSSH 9.2) ---------------------------------------------------
+# An Ed25519 key added with ssh-add, a signature made through the agent
+# (ssh-keygen -Y sign with the public key), then the scan while the agent
+# holds the key. The needle is the 32-byte seed as the key file stores it
+# (offset 161 of the unencrypted openssh-key-v1 blob: the private half of
+# "ssh-ed25519" is seed || public key), which the agent keeps in one malloc.
+# Debian's ssh-agent is set-group-ID _ssh, so ld.so would drop LD_PRELOAD:
+# secmem-run refuses it, and --no-new-privs runs it without the group.
+
+hex_at() {	# hex_at FILE OFFSET: 32 bytes at OFFSET, lowercase hex
+	od -An -v -tx1 -j"$2" -N32 "$1" | tr -d ' \n'
+}
+
+ssh-keygen -q -t ed25519 -N '' -C secmem-test -f "$rp_dir/id_ed25519" >/dev/null
+sed '1d;$d' "$rp_dir/id_ed25519" | base64 -d >"$rp_dir/id_ed25519.bin"
+ssh_seed=$(hex_at "$rp_dir/id_ed25519.bin" 161)
+ssh_pub=$(od -An -v -tx1 -j193 -N32 "$rp_dir/id_ed25519.bin" | tr -d ' \n')
+check realprogs.ssh.needle "the Ed25519 seed read from the key file (its public half matches the .pub file)" \
+	sh -c '[ "$(printf %s "$1" | wc -c)" = 64 ] &&
+		[ "$(awk "{print \$2}" "$3" | base64 -d | od -An -v -tx1 -j19 -N32 | tr -d " \n")" = "$2" ]' \
+	- "$ssh_seed" "$ssh_pub" "$rp_dir/id_ed25519.pub"
+"$(command -v secmem-run)" --mode heap ssh-agent -D -a "$rp_dir/refused.sock" >/dev/null 2>"$rp_dir/refused.err"
+rc=$?
+indent <"$rp_dir/refused.err"
+check realprogs.ssh.setgid-refused "secmem-run refuses the set-group-ID ssh-agent without --no-new-privs (status $rc)" \
+	sh -c '[ "$1" = 125 ] && grep -q "is set-group-ID" "$2"' - "$rc" "$rp_dir/refused.err"
+echo data >"$rp_dir/signed"
+for rp_mode in none heap; do
+	if [ "$rp_mode" = none ]; then
+		prefix=(env) how="without the preload (control)"
+	else
+		prefix=(secmem-run -v --no-new-privs --mode heap) how="under secmem-run --no-new-privs --mode heap"
+	fi
+	sock=$rp_dir/agent.$rp_mode.sock
+	rm -f "$sock" "$rp_dir/signed.sig"
+	"${prefix[@]}" ssh-agent -D -a "$sock" >"$rp_dir/agent.out" 2>&1 &
+	rp_pid=$!
+	wait_for 10 test -S "$sock"
+	SSH_AUTH_SOCK=$sock ssh-add "$rp_dir/id_ed25519" >/dev/null 2>&1 &&
+		SSH_AUTH_SOCK=$sock ssh-keygen -q -Y sign -f "$rp_dir/id_ed25519.pub" -n file "$rp_dir/signed" 2>/dev/null &&
+		ssh-keygen -Y check-novalidate -n file -f "$rp_dir/id_ed25519.pub" \
+			-s "$rp_dir/signed.sig" <"$rp_dir/signed" >/dev/null 2>&1
+	result $? "realprogs.ssh.$rp_mode.sign" "ssh-agent $how: ssh-add, then a signature made by the agent verifies"
+	"$rp_dir/kcore-find" "ssh.ed25519-seed=$ssh_seed" >"$rp_dir/scan.ssh.$rp_mode" 2>&1
+	result $? "realprogs.ssh.$rp_mode.scan" "root scan of /proc/kcore ($(tail -1 "$rp_dir/scan.ssh.$rp_mode"))"
+	indent <"$rp_dir/scan.ssh.$rp_mode"
+	kill "$rp_pid" 2>/dev/null
+	wait "$rp_pid" 2>/dev/null
+	grep 'secmem-run:\|libsecmem-preload' "$rp_dir/agent.out" | indent
+done
+check realprogs.ssh.control "control: the scan finds the seed in a plain ssh-agent" \
+	grep -q 'ssh.ed25519-seed found' "$rp_dir/scan.ssh.none"
+check realprogs.ssh.heap.absent "--mode heap: the seed is not in kernel RAM while the agent holds the key" \
+	grep -q 'ssh.ed25519-seed absent' "$rp_dir/scan.ssh.heap"
+
+# --- minisign 0.11 (libsodium) -------------------------------------------------
+# A key pair without a password (-W), then minisign -S with the message a
+# FIFO: it loads the secret key (into sodium_malloc memory) and blocks on
+# the message, and the scan runs while it holds the key. The needle is the
+# Ed25519 seed: offset 62 of the decoded secret-key line (signature, KDF
+# and checksum algorithms, salt, opslimit, memlimit, key id, then sk).
+
+minisign -G -W -p "$rp_dir/mini.pub" -s "$rp_dir/mini.key" >/dev/null 2>&1
+sed -n 2p "$rp_dir/mini.key" | base64 -d >"$rp_dir/mini.bin"
+mini_seed=$(hex_at "$rp_dir/mini.bin" 62)
+check realprogs.mini.needle "the minisign Ed25519 seed read from the unencrypted secret key" \
+	[ "$(printf %s "$mini_seed" | wc -c)" = 64 ]
+echo "signed by minisign under secmem" >"$rp_dir/mini.msg"
+for rp_mode in none sodium sodium,heap; do
+	if [ "$rp_mode" = none ]; then
+		prefix=(env) how="without the preload (control)"
+	else
+		prefix=(secmem-run -v --mode "$rp_mode") how="under secmem-run --mode $rp_mode"
+	fi
+	rm -f "$rp_dir/mini.fifo" "$rp_dir/mini.sig"
+	mkfifo "$rp_dir/mini.fifo"
+	"${prefix[@]}" minisign -S -s "$rp_dir/mini.key" -m "$rp_dir/mini.fifo" -x "$rp_dir/mini.sig" \
+		>"$rp_dir/mini.out" 2>&1 &
+	rp_pid=$!
+	# minisign has loaded the key once it waits for a writer on the FIFO.
+	wait_for 10 sh -c 'grep -q "^wait_for_partner\|^fifo_open" "/proc/$1/wchan" 2>/dev/null' - "$rp_pid"
+	"$rp_dir/kcore-find" "mini.ed25519-seed=$mini_seed" >"$rp_dir/scan.mini.$rp_mode" 2>&1
+	result $? "realprogs.mini.$rp_mode.scan" "minisign -S $how, blocked on its message: root scan of /proc/kcore ($(tail -1 "$rp_dir/scan.mini.$rp_mode"))"
+	indent <"$rp_dir/scan.mini.$rp_mode"
+	cat "$rp_dir/mini.msg" >"$rp_dir/mini.fifo"
+	wait "$rp_pid"
+	rc=$?
+	cp "$rp_dir/mini.sig" "$rp_dir/mini.msg.minisig" 2>/dev/null
+	minisign -V -q -p "$rp_dir/mini.pub" -m "$rp_dir/mini.msg" >/dev/null 2>&1
+	result $((rc || $?)) "realprogs.mini.$rp_mode.sign" "minisign -S $how: exit $rc, the signature verifies"
+	grep 'secmem-run:\|libsecmem-preload' "$rp_dir/mini.out" | indent
+done
+check realprogs.mini.control "control: the scan finds the seed in a plain minisign" \
+	grep -q 'mini.ed25519-seed found' "$rp_dir/scan.mini.none"
+check realprogs.mini.sodium.absent "--mode sodium: the seed is not in kernel RAM while minisign holds it" \
+	grep -q 'mini.ed25519-seed absent' "$rp_dir/scan.mini.sodium"
+check realprogs.mini.sodium-heap.absent "--mode sodium,heap: the seed is not in kernel RAM" \
+	grep -q 'mini.ed25519-seed absent' "$rp_dir/scan.mini.sodium,heap"
