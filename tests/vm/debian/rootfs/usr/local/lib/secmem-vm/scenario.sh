@@ -457,8 +457,8 @@ summary_line "pools" "$conf: pool_target $(hsize "$old_target") -> $(hsize "$rel
 summary_line "application" "$(sed -n 's/^secret-demo: backend /backend /p' "$work/out"); key $(grep -q '^secret-demo: key absent' "$work/out" && echo absent from || echo FOUND in) /proc/kcore; control copy $(grep -q '^secret-demo: control found' "$work/out" && echo found || echo NOT found)"
 # shellcheck disable=SC2154 # rp_dir and rp_left are set by realprogs.sh
 summary_line "unmodified openssl" "s_server kcore scan, secrets found of 7: plain $(grep -c ' found at' "$rp_dir/scan.none"), --mode openssl $(grep -c ' found at' "$rp_dir/scan.openssl") (${rp_left:-none}), --mode heap $(grep -c ' found at' "$rp_dir/scan.heap")"
-summary_line "unmodified ssh-agent" "Ed25519 seed in kernel RAM: plain $(grep -q 'seed found' "$rp_dir/scan.ssh.none" && echo found || echo absent), --no-new-privs --mode heap $(grep -q 'seed found' "$rp_dir/scan.ssh.heap" && echo found || echo absent)"
-summary_line "unmodified minisign" "Ed25519 seed in kernel RAM: plain $(grep -q 'seed found' "$rp_dir/scan.mini.none" && echo found || echo absent), --mode sodium $(grep -q 'seed found' "$rp_dir/scan.mini.sodium" && echo found || echo absent), --mode sodium,heap $(grep -q 'seed found' "$rp_dir/scan.mini.sodium,heap" && echo found || echo absent)"
+summary_line "unmodified ssh-agent" "key shielded by OpenSSH (seed absent even plain); --no-new-privs --mode heap: heap on $(cat "$rp_dir/maps.ssh.heap") memfd:secmem mappings"
+summary_line "unmodified minisign" "Ed25519 seed in kernel RAM: plain $(grep -q 'seed found' "$rp_dir/scan.mini.none" && echo found || echo absent), --mode sodium $(grep -q 'seed found' "$rp_dir/scan.mini.sodium" && echo found || echo absent)"
 summary_line "systemd-analyze" "security: exposure ${overall:-?}"
 echo "1..$n"
 echo "secmem-systemd: $((n - failed)) of $n assertions passed in $((SECONDS - t_start)) s"
