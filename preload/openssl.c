@@ -92,14 +92,14 @@ void *CRYPTO_secure_malloc(size_t num, const char *file, int line)
 {
 	if (!on())
 		return NEXT(CRYPTO_secure_malloc)(num, file, line);
-	return checked(secmem_malloc(num ? num : 1), num);
+	return checked(SM(secmem_malloc(num ? num : 1)), num);
 }
 
 void *CRYPTO_secure_zalloc(size_t num, const char *file, int line)
 {
 	if (!on())
 		return NEXT(CRYPTO_secure_zalloc)(num, file, line);
-	return checked(secmem_calloc(1, num ? num : 1), num);
+	return checked(SM(secmem_calloc(1, num ? num : 1)), num);
 }
 
 /*
@@ -113,7 +113,7 @@ void CRYPTO_secure_free(void *ptr, const char *file, int line)
 	if (!ptr)
 		return;
 	/* secmem_free_if_owned() zeroes the whole allocation. */
-	if (!secmem_free_if_owned(ptr))
+	if (!SM(secmem_free_if_owned(ptr)))
 		NEXT(CRYPTO_free)(ptr, file, line);
 }
 
@@ -124,7 +124,7 @@ void CRYPTO_secure_clear_free(void *ptr, size_t num, const char *file,
 		return NEXT(CRYPTO_secure_clear_free)(ptr, num, file, line);
 	if (!ptr)
 		return;
-	if (!secmem_free_if_owned(ptr))
+	if (!SM(secmem_free_if_owned(ptr)))
 		NEXT(CRYPTO_clear_free)(ptr, num, file, line);
 }
 
@@ -132,7 +132,7 @@ int CRYPTO_secure_allocated(const void *ptr)
 {
 	if (!on())
 		return NEXT(CRYPTO_secure_allocated)(ptr);
-	return secmem_owns(ptr);
+	return SM(secmem_owns(ptr));
 }
 
 int CRYPTO_secure_malloc_initialized(void)
@@ -146,7 +146,7 @@ size_t CRYPTO_secure_actual_size(void *ptr)
 {
 	if (!on())
 		return NEXT(CRYPTO_secure_actual_size)(ptr);
-	return secmem_owns(ptr) ? secmem_usable_size(ptr) : 0;
+	return SM(secmem_owns(ptr)) ? SM(secmem_usable_size(ptr)) : 0;
 }
 
 size_t CRYPTO_secure_used(void)
@@ -155,7 +155,7 @@ size_t CRYPTO_secure_used(void)
 
 	if (!on())
 		return NEXT(CRYPTO_secure_used)();
-	return secmem_stats(&st) ? 0 : (size_t)st.bytes_in_use;
+	return SM(secmem_stats(&st)) ? 0 : (size_t)st.bytes_in_use;
 }
 
 /*

@@ -42,6 +42,31 @@ _Noreturn void preload_die(const char *fmt, ...)
  */
 extern __thread int preload_nested __attribute__((tls_model("initial-exec")));
 
+/*
+ * Every call into libsecmem goes through these, in every mode: libsecmem
+ * calloc()s a run descriptor (and frees it) while it holds a heap lock,
+ * and with the heap mode on that calloc() must reach glibc.  Made from
+ * CRYPTO_secure_malloc() or sodium_malloc() without the flag, it came
+ * back into libsecmem for the same lock: --mode openssl,heap and
+ * sodium,heap hung on the first secure allocation that needed a new run.
+ * Not for the functions of libcrypto, libsodium or glibc the modes
+ * forward to: their malloc()/free() belong to the heap mode.
+ */
+#define SM(call)							\
+	__extension__({							\
+		__typeof__(call) _sm_ret;				\
+		preload_nested++;					\
+		_sm_ret = (call);					\
+		preload_nested--;					\
+		_sm_ret;						\
+	})
+#define SM_VOID(call)							\
+	do {								\
+		preload_nested++;					\
+		(call);							\
+		preload_nested--;					\
+	} while (0)
+
 /* Allocations served, by mode, reported at exit with SECMEM_PRELOAD_VERBOSE. */
 extern _Atomic unsigned long preload_served_openssl, preload_served_sodium,
 	preload_served_heap, preload_served_libc;

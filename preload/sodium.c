@@ -122,7 +122,7 @@ void *sodium_malloc(size_t size)
 		return NULL;
 	}
 	total = (size + HDR_OFF + pg - 1) / pg * pg;
-	block = secmem_alloc_pages(total);
+	block = SM(secmem_alloc_pages(total));
 	if (!block) {
 		preload_warn_once(&alloc_failed,
 				  "sodium: sodium_malloc(%zu) failed: %s", size,
@@ -158,7 +158,7 @@ static struct hdr *hdr_of(void *ptr)
 	void *block = block_of(ptr);
 	struct hdr *h = (struct hdr *)((unsigned char *)ptr - HDR_OFF);
 
-	if (secmem_protect(block, SECMEM_READWRITE) < 0)
+	if (SM(secmem_protect(block, SECMEM_READWRITE)) < 0)
 		return NULL;
 	if (h->magic != HDR_MAGIC || h->user != ptr)
 		return NULL;
@@ -189,7 +189,7 @@ void sodium_free(void *ptr)
 			abort();
 		abort();
 	}
-	secmem_free(block_of(ptr));	/* zeroes the block */
+	SM_VOID(secmem_free(block_of(ptr)));	/* zeroes the block */
 }
 
 static int mprotect_to(void *ptr, int prot,
@@ -202,14 +202,14 @@ static int mprotect_to(void *ptr, int prot,
 		return -1;
 	}
 	/* The header is read only if the block is ours (secmem_protect). */
-	if (secmem_protect(block, SECMEM_READWRITE) < 0)
+	if (SM(secmem_protect(block, SECMEM_READWRITE)) < 0)
 		return fallback(ptr);
 	if (((struct hdr *)((unsigned char *)ptr - HDR_OFF))->magic !=
 	    HDR_MAGIC) {
 		errno = EINVAL;
 		return -1;
 	}
-	return secmem_protect(block, prot);
+	return SM(secmem_protect(block, prot));
 }
 
 int sodium_mprotect_noaccess(void *ptr)
