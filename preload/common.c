@@ -104,13 +104,23 @@ __attribute__((constructor)) static void preload_init(void)
 
 	if (!m)
 		return;
-	preload_nested++;
-	b = secmem_backend();
-	preload_nested--;
+	b = SM(secmem_backend());
 	if (b == SECMEM_BACKEND_NONE)
 		preload_die("no secret-memory backend: %s; the modes asked for "
 			    "(SECMEM_PRELOAD_MODE) cannot be served, not "
 			    "running the program without them",
+			    secmem_strerror(secmem_last_error()));
+	/*
+	 * fork() must leave the child what it would have without the
+	 * preload: glibc's heap, OpenSSL's secure heap (CRYPTO_secure_malloc_init
+	 * maps it without MADV_DONTFORK) and libsodium's sodium_malloc() pages
+	 * (plain mmap, mlock, MADV_DONTDUMP) are all inherited.  libsecmem's
+	 * default, SECMEM_FORK_DROP, left a worker forked after the keys were
+	 * loaded with faulting pointers, so every mode copies.  The live
+	 * allocations of the openssl and sodium modes are few and small.
+	 */
+	if (SM(secmem_set_fork_policy(SECMEM_FORK_COPY)) < 0)
+		preload_die("secmem_set_fork_policy: %s",
 			    secmem_strerror(secmem_last_error()));
 	verbose = getenv("SECMEM_PRELOAD_VERBOSE") != NULL;
 	if (verbose)

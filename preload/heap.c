@@ -15,8 +15,8 @@
  *    runs before main(), so what the program allocates is secret.
  *  - threads: libsecmem is thread-safe; the "inside libsecmem" flag is a
  *    thread-local of the initial-exec model, which never allocates.
- *  - fork: libsecmem's SECMEM_FORK_COPY gives the child its own copy of
- *    the heap (the default policy would leave it without one).
+ *  - fork: libsecmem's SECMEM_FORK_COPY, set for every mode by the
+ *    constructor (common.c), gives the child its own copy of the heap.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -51,9 +51,6 @@ void preload_heap_init(void)
 						     "malloc_usable_size");
 	if (!libc_usable_size)
 		preload_die("heap: glibc's malloc_usable_size not found");
-	if (secmem_set_fork_policy(SECMEM_FORK_COPY) < 0)
-		preload_die("heap: secmem_set_fork_policy: %s",
-			    secmem_strerror(secmem_last_error()));
 	preload_nested--;
 	__atomic_store_n(&preload_heap_active, true, __ATOMIC_RELEASE);
 }

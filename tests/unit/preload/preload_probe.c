@@ -10,6 +10,9 @@
  *   preload_probe sodium    sodium_malloc() semantics on secret memory
  *   preload_probe heap      malloc family, threads and fork
  *   preload_probe plain     nothing interposed (the control)
+ *   preload_probe forkkeys  keys in the secure heap and sodium_malloc()
+ *                           memory, used and freed by a fork child (a
+ *                           pre-forking server)
  *   preload_probe overflow|underflow|noaccess|readonly
  *                           sodium faults that must kill the process
  *
@@ -218,6 +221,85 @@ static int do_heap(void)
 	return 0;
 }
 
+/*
+ * A server that loads its keys, then forks workers: each worker uses the
+ * parent's keys and frees them on its way out, as it may with memory that
+ * OpenSSL's secure heap or libsodium gave it (both are inherited by
+ * fork()).  Run with or without the preload: the same must hold.
+ */
+static int forkkeys_child(unsigned char *sec, BIGNUM *bn, unsigned char *sod,
+			  unsigned char *ro)
+{
+	unsigned char *mine;
+	size_t i;
+
+	for (i = 0; i < 32; i++)
+		CHECK(21, sec[i] == (unsigned char)i && sod[i] == 0xa5 &&
+			  ro[i] == 0x5a);
+	CHECK(22, BN_is_word(bn, 0x1234567890abcdefULL));
+	CHECK(23, BN_add_word(bn, 1) && BN_is_word(bn, 0x1234567890abcdf0ULL));
+	memset(sec, 0xee, 32);
+	memset(sod, 0xee, 32);
+	mine = CRYPTO_secure_malloc(64, __FILE__, __LINE__);
+	CHECK(24, mine);
+	CRYPTO_secure_free(mine, __FILE__, __LINE__);
+	mine = sodium_malloc(64);
+	CHECK(25, mine);
+	sodium_free(mine);
+	CRYPTO_secure_clear_free(sec, 32, __FILE__, __LINE__);
+	BN_clear_free(bn);
+	sodium_free(sod);
+	sodium_free(ro);	/* a read-only block, as libsodium allows */
+	return 0;
+}
+
+static int do_forkkeys(void)
+{
+	unsigned char *sec, *sod, *ro;
+	BIGNUM *bn;
+	size_t i;
+	int st, w;
+	pid_t pid;
+
+	CHECK(1, sodium_init() >= 0);
+	sec = CRYPTO_secure_malloc(32, __FILE__, __LINE__);
+	bn = BN_secure_new();
+	sod = sodium_malloc(32);
+	ro = sodium_malloc(32);
+	CHECK(2, sec && bn && sod && ro);
+	for (i = 0; i < 32; i++)
+		sec[i] = (unsigned char)i;
+	memset(sod, 0xa5, 32);
+	memset(ro, 0x5a, 32);
+	CHECK(3, sodium_mprotect_readonly(ro) == 0);
+	CHECK(4, BN_set_word(bn, 0x1234567890abcdefULL));
+	for (w = 0; w < 3; w++) {
+		pid = fork();
+		CHECK(5, pid >= 0);
+		if (pid == 0)
+			_exit(forkkeys_child(sec, bn, sod, ro));
+		CHECK(6, waitpid(pid, &st, 0) == pid);
+		if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+			fprintf(stderr, "preload_probe: worker %d: %s %d\n", w,
+				WIFSIGNALED(st) ? "killed by signal" :
+						  "exit status",
+				WIFSIGNALED(st) ? WTERMSIG(st) :
+						  WEXITSTATUS(st));
+			return 7;
+		}
+	}
+	/* The workers' writes and frees were their own. */
+	for (i = 0; i < 32; i++)
+		CHECK(8, sec[i] == (unsigned char)i && sod[i] == 0xa5 &&
+			 ro[i] == 0x5a);
+	CHECK(9, BN_is_word(bn, 0x1234567890abcdefULL));
+	CRYPTO_secure_clear_free(sec, 32, __FILE__, __LINE__);
+	BN_clear_free(bn);
+	sodium_free(sod);
+	sodium_free(ro);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2)
@@ -228,6 +310,8 @@ int main(int argc, char **argv)
 		return do_sodium();
 	if (!strcmp(argv[1], "heap"))
 		return do_heap();
+	if (!strcmp(argv[1], "forkkeys"))
+		return do_forkkeys();
 	if (!strcmp(argv[1], "plain"))
 		return do_plain();
 	return do_sodium_fault(argv[1]);

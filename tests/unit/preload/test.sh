@@ -84,6 +84,14 @@ expect 0 "sodium mode: sodium_malloc semantics on secret memory" \
 expect 0 "heap mode: malloc family, 4 threads, fork copy, system()" \
 	"$run" --mode heap "$probe" heap
 expect 0 "all three modes at once" "$run" --mode openssl,sodium,heap "$probe" heap
+# fork: OpenSSL's secure heap and libsodium's sodium_malloc() pages are
+# inherited by a child, so a worker forked after the keys were loaded
+# uses and frees them.  Every mode must keep that (SECMEM_FORK_COPY).
+expect 0 "control: fork workers use and free the parent's keys" "$probe" forkkeys
+for m in openssl sodium openssl,sodium openssl,sodium,heap; do
+	expect 0 "--mode $m: fork workers use and free the parent's keys" \
+		timeout 20 "$run" --mode "$m" "$probe" forkkeys
+done
 # openssl or sodium mode with heap mode: the first secure allocation makes
 # libsecmem calloc() a run descriptor under its heap lock, which heap mode
 # must hand to glibc (it deadlocked on the lock instead).  Under timeouts.
