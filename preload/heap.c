@@ -42,16 +42,35 @@ extern void *__libc_memalign(size_t alignment, size_t size);
 extern void *__libc_valloc(size_t size);
 extern void *__libc_pvalloc(size_t size);
 
-static size_t (*libc_usable_size)(void *);
+typedef size_t usable_size_fn(void *);
+static usable_size_fn *_Atomic libc_usable_size;
+
+/*
+ * glibc's malloc_usable_size(), which has no __libc_ name.  Looked up on
+ * first use, whatever the mode: this file's malloc_usable_size() is the
+ * process's in every mode, and before the lookup moved here it answered 0
+ * for every pointer unless heap mode was on (its constructor did the
+ * lookup), e.g. under the default openssl,sodium.
+ */
+static usable_size_fn *libc_usable_size_fn(void)
+{
+	usable_size_fn *f = atomic_load_explicit(&libc_usable_size,
+						 memory_order_relaxed);
+
+	if (f)
+		return f;
+	preload_nested++;	/* dlsym() may allocate: glibc's heap */
+	f = (usable_size_fn *)dlsym(RTLD_NEXT, "malloc_usable_size");
+	preload_nested--;
+	if (!f)
+		preload_die("glibc's malloc_usable_size not found");
+	atomic_store(&libc_usable_size, f);
+	return f;
+}
 
 void preload_heap_init(void)
 {
-	preload_nested++;
-	libc_usable_size = (size_t (*)(void *))dlsym(RTLD_NEXT,
-						     "malloc_usable_size");
-	if (!libc_usable_size)
-		preload_die("heap: glibc's malloc_usable_size not found");
-	preload_nested--;
+	libc_usable_size_fn();
 	__atomic_store_n(&preload_heap_active, true, __ATOMIC_RELEASE);
 }
 
@@ -250,8 +269,6 @@ size_t malloc_usable_size(void *ptr)
 	if (!ptr)
 		return 0;
 	if (ours(ptr))
-		return secmem_usable_size(ptr);
-	if (libc_usable_size)
-		return libc_usable_size(ptr);
-	return 0;
+		return SM(secmem_usable_size(ptr));
+	return libc_usable_size_fn()(ptr);
 }

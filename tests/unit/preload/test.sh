@@ -92,6 +92,15 @@ for m in openssl sodium openssl,sodium openssl,sodium,heap; do
 	expect 0 "--mode $m: fork workers use and free the parent's keys" \
 		timeout 20 "$run" --mode "$m" "$probe" forkkeys
 done
+# The malloc family's corners, each against glibc without the preload.
+torture=$build/preload/test/heap_torture
+for t in usable; do
+	expect 0 "control: heap_torture $t" "$torture" "$t"
+	for m in openssl,sodium heap openssl,sodium,heap; do
+		expect 0 "--mode $m: heap_torture $t" \
+			timeout 60 "$run" --mode "$m" "$torture" "$t"
+	done
+done
 # openssl or sodium mode with heap mode: the first secure allocation makes
 # libsecmem calloc() a run descriptor under its heap lock, which heap mode
 # must hand to glibc (it deadlocked on the lock instead).  Under timeouts.
