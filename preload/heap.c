@@ -233,7 +233,15 @@ void *aligned_alloc(size_t alignment, size_t size)
 
 void *memalign(size_t alignment, size_t size)
 {
-	/* glibc rounds a bad alignment up to a power of two. */
+	/*
+	 * glibc rounds a bad alignment up to a power of two, and refuses
+	 * one above the largest (the rounding below would wrap to 0 and
+	 * hand out a pointer with no alignment at all).
+	 */
+	if (alignment > SIZE_MAX / 2 + 1) {
+		errno = EINVAL;
+		return NULL;
+	}
 	if (alignment & (alignment - 1)) {
 		size_t a = 1;
 
