@@ -24,14 +24,27 @@
 
 #define OSSL_VER "OPENSSL_3.0.0"
 
+/*
+ * libcrypto's definition of @name.  RTLD_NEXT and RTLD_DEFAULT search the
+ * global scope only; a libcrypto loaded by dlopen(RTLD_LOCAL) (a Python
+ * extension module's, a plugin's) still calls the preload's functions
+ * through its PLT, the global scope coming first, but is found only by a
+ * handle of its own.  RTLD_NOLOAD takes a reference, never loads: the
+ * function found stays mapped as long as the pointer is cached.
+ */
 static void *next(const char *name)
 {
-	void *f;
+	void *f, *h;
 
 	preload_nested++;
 	f = dlvsym(RTLD_NEXT, name, OSSL_VER);
 	if (!f)
 		f = dlvsym(RTLD_DEFAULT, name, OSSL_VER);
+	if (!f) {
+		h = dlopen("libcrypto.so.3", RTLD_LAZY | RTLD_NOLOAD);
+		if (h)
+			f = dlvsym(h, name, OSSL_VER);
+	}
 	preload_nested--;
 	if (!f)
 		preload_die("%s@%s not found: is libcrypto.so.3 loaded?", name,

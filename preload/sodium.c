@@ -57,12 +57,25 @@ static void canary_init(void)
 		preload_die("sodium: getrandom failed for the canary: %m");
 }
 
+/*
+ * libsodium's definition of @name: in the global scope, or in a libsodium
+ * loaded by dlopen(RTLD_LOCAL), which only a handle of its own finds (see
+ * next() in openssl.c).
+ */
 static void *next(const char *name)
 {
-	void *f;
+	static const char *const sonames[] = { "libsodium.so.23",
+					       "libsodium.so.26" };
+	void *f, *h;
+	size_t i;
 
 	preload_nested++;
 	f = dlsym(RTLD_NEXT, name);
+	for (i = 0; !f && i < sizeof(sonames) / sizeof(sonames[0]); i++) {
+		h = dlopen(sonames[i], RTLD_LAZY | RTLD_NOLOAD);
+		if (h)
+			f = dlsym(h, name);
+	}
 	preload_nested--;
 	if (!f)
 		preload_die("%s not found: is libsodium.so.23 loaded?", name);

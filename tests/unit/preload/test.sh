@@ -101,6 +101,14 @@ for t in usable align; do
 			timeout 60 "$run" --mode "$m" "$torture" "$t"
 	done
 done
+# libcrypto and libsodium loaded RTLD_LOCAL at run time, as a Python
+# extension module's are: a mode that is off must still find them to
+# forward their calls (heap mode alone died: "not found").
+expect 0 "control: heap_torture dlopen" "$torture" dlopen
+for m in heap openssl sodium openssl,sodium openssl,sodium,heap; do
+	expect 0 "--mode $m: libcrypto and libsodium dlopen()ed RTLD_LOCAL" \
+		timeout 60 "$run" --mode "$m" "$torture" dlopen
+done
 # openssl or sodium mode with heap mode: the first secure allocation makes
 # libsecmem calloc() a run descriptor under its heap lock, which heap mode
 # must hand to glibc (it deadlocked on the lock instead).  Under timeouts.
