@@ -96,13 +96,22 @@ static inline bool serve(void)
 
 static int alloc_failed;
 
-/* Out of secret memory: the program sees ENOMEM, as from malloc(). */
+/*
+ * Out of secret memory: the program sees ENOMEM, as from malloc().  The
+ * one warning is kept for that: a size no allocator can serve (beyond
+ * PTRDIFF_MAX, which glibc refuses too, and programs try on purpose to
+ * test their error paths) fails quietly, else it took the warning and a
+ * later real shortage went unexplained.
+ */
 static void *failed(size_t size)
 {
-	preload_warn_once(&alloc_failed,
-			  "heap: an allocation of %zu bytes failed: %s "
-			  "(nothing falls back to ordinary memory)", size,
-			  secmem_strerror(secmem_last_error()));
+	int err = secmem_last_error();
+
+	if (err != SECMEM_EOVERFLOW)
+		preload_warn_once(&alloc_failed,
+				  "heap: an allocation of %zu bytes failed: %s "
+				  "(nothing falls back to ordinary memory)",
+				  size, secmem_strerror(err));
 	errno = ENOMEM;
 	return NULL;
 }

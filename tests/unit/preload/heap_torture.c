@@ -10,6 +10,8 @@
  *   heap_torture align       posix_memalign/aligned_alloc/memalign/valloc/
  *                            pvalloc with odd and huge alignments
  *   heap_torture realloc     realloc to 0, from NULL, too big, across sizes
+ *   heap_torture enomem      impossible sizes, then 256 MiB (more than
+ *                            RLIMIT_MEMLOCK allows secret memory): ENOMEM
  *   heap_torture forkthreads fork() from two threads while four allocate,
  *                            and system() from another
  *   heap_torture dlopen      libcrypto.so.3 and libsodium.so.23 loaded
@@ -178,6 +180,25 @@ static int do_realloc(void)
 		p = q;
 	}
 	free(p);
+	return 0;
+}
+
+static int do_enomem(void)
+{
+	volatile size_t max = SIZE_MAX;
+	void *p = malloc(10);
+
+	CHECK(1, p);
+	errno = 0;
+	CHECK(2, !malloc(max) && errno == ENOMEM);
+	errno = 0;
+	CHECK(3, !calloc(max / 2, 3) && errno == ENOMEM);
+	errno = 0;
+	CHECK(4, !realloc(p, max / 2) && errno == ENOMEM);
+	CHECK(5, posix_memalign(&p, (size_t)1 << 62, 1) == ENOMEM);
+	errno = 0;
+	p = malloc((size_t)256 << 20);
+	CHECK(6, !p && errno == ENOMEM);
 	return 0;
 }
 
@@ -374,6 +395,8 @@ int main(int argc, char **argv)
 		return do_align();
 	if (!strcmp(argv[1], "realloc"))
 		return do_realloc();
+	if (!strcmp(argv[1], "enomem"))
+		return do_enomem();
 	if (!strcmp(argv[1], "forkthreads"))
 		return do_forkthreads();
 	if (!strcmp(argv[1], "dlopen"))

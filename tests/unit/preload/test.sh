@@ -101,6 +101,27 @@ for t in usable align; do
 			timeout 60 "$run" --mode "$m" "$torture" "$t"
 	done
 done
+# Out of secret memory (RLIMIT_MEMLOCK 8 MiB, 256 MiB asked): ENOMEM and
+# one warning that says why.  Impossible sizes asked for before (glibc
+# fails them too) must not take that warning and fail quietly.
+# shellcheck disable=SC2016 # $0 is for the inner shell
+expect 0 "heap mode: impossible sizes and a shortage fail with ENOMEM" \
+	timeout 60 "$run" --mode heap bash -c \
+	'ulimit -S -l 8192 2>/dev/null; exec "$0" enomem' "$torture"
+grep_err "... the one warning is about the shortage" "allocation of 268435456 bytes failed: RLIMIT_MEMLOCK"
+! grep -q "overflows" "$out/e"
+result $? "... and not about an impossible size"
+# Threads allocating while two others fork and a third runs system().
+expect 0 "control: heap_torture forkthreads" "$torture" forkthreads
+for m in heap openssl,sodium,heap; do
+	expect 0 "--mode $m: fork from threads while threads allocate, system()" \
+		timeout 120 "$run" --mode "$m" "$torture" forkthreads
+done
+expect 0 "control: heap_torture realloc" "$torture" realloc
+for m in openssl,sodium heap openssl,sodium,heap; do
+	expect 0 "--mode $m: heap_torture realloc" \
+		timeout 60 "$run" --mode "$m" "$torture" realloc
+done
 # libcrypto and libsodium loaded RTLD_LOCAL at run time, as a Python
 # extension module's are: a mode that is off must still find them to
 # forward their calls (heap mode alone died: "not found").
