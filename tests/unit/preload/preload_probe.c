@@ -228,7 +228,7 @@ static int do_heap(void)
  * fork()).  Run with or without the preload: the same must hold.
  */
 static int forkkeys_child(unsigned char *sec, BIGNUM *bn, unsigned char *sod,
-			  unsigned char *ro)
+			  unsigned char *ro, unsigned char *na)
 {
 	unsigned char *mine;
 	size_t i;
@@ -237,6 +237,8 @@ static int forkkeys_child(unsigned char *sec, BIGNUM *bn, unsigned char *sod,
 		CHECK(21, sec[i] == (unsigned char)i && sod[i] == 0xa5 &&
 			  ro[i] == 0x5a);
 	CHECK(22, BN_is_word(bn, 0x1234567890abcdefULL));
+	/* A sodium_mprotect_noaccess() block: still one, still there. */
+	CHECK(26, sodium_mprotect_readwrite(na) == 0 && na[31] == 0x66);
 	CHECK(23, BN_add_word(bn, 1) && BN_is_word(bn, 0x1234567890abcdf0ULL));
 	memset(sec, 0xee, 32);
 	memset(sod, 0xee, 32);
@@ -250,12 +252,13 @@ static int forkkeys_child(unsigned char *sec, BIGNUM *bn, unsigned char *sod,
 	BN_clear_free(bn);
 	sodium_free(sod);
 	sodium_free(ro);	/* a read-only block, as libsodium allows */
+	sodium_free(na);
 	return 0;
 }
 
 static int do_forkkeys(void)
 {
-	unsigned char *sec, *sod, *ro;
+	unsigned char *sec, *sod, *ro, *na;
 	BIGNUM *bn;
 	size_t i;
 	int st, w;
@@ -266,7 +269,10 @@ static int do_forkkeys(void)
 	bn = BN_secure_new();
 	sod = sodium_malloc(32);
 	ro = sodium_malloc(32);
-	CHECK(2, sec && bn && sod && ro);
+	na = sodium_malloc(32);
+	CHECK(2, sec && bn && sod && ro && na);
+	memset(na, 0x66, 32);
+	CHECK(10, sodium_mprotect_noaccess(na) == 0);
 	for (i = 0; i < 32; i++)
 		sec[i] = (unsigned char)i;
 	memset(sod, 0xa5, 32);
@@ -277,7 +283,7 @@ static int do_forkkeys(void)
 		pid = fork();
 		CHECK(5, pid >= 0);
 		if (pid == 0)
-			_exit(forkkeys_child(sec, bn, sod, ro));
+			_exit(forkkeys_child(sec, bn, sod, ro, na));
 		CHECK(6, waitpid(pid, &st, 0) == pid);
 		if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 			fprintf(stderr, "preload_probe: worker %d: %s %d\n", w,
@@ -297,6 +303,7 @@ static int do_forkkeys(void)
 	BN_clear_free(bn);
 	sodium_free(sod);
 	sodium_free(ro);
+	sodium_free(na);	/* NOACCESS in the parent still */
 	return 0;
 }
 
