@@ -172,7 +172,7 @@ mini_seed=$(sed -n 2p "$rp_dir/mini.key" | base64 -d | hex_at 62)
 check realprogs.mini.needle "the minisign Ed25519 seed read from the unencrypted secret key" \
 	[ "$(printf %s "$mini_seed" | wc -c)" = 64 ]
 echo "signed by minisign under secmem" >"$rp_dir/mini.msg"
-for rp_mode in none sodium; do
+for rp_mode in none sodium sodium,heap; do
 	if [ "$rp_mode" = none ]; then
 		prefix=(env) how="without the preload (control)"
 	else
@@ -200,3 +200,5 @@ check realprogs.mini.control "control: the scan finds the seed in a plain minisi
 	grep -q 'mini.ed25519-seed found' "$rp_dir/scan.mini.none"
 check realprogs.mini.sodium.absent "--mode sodium: the seed is not in kernel RAM while minisign holds it" \
 	grep -q 'mini.ed25519-seed absent' "$rp_dir/scan.mini.sodium"
+check realprogs.mini.sodium-heap.absent "--mode sodium,heap: the seed is not in kernel RAM" \
+	grep -q 'mini.ed25519-seed absent' "$rp_dir/scan.mini.sodium,heap"
