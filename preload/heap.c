@@ -116,10 +116,24 @@ static void *failed(size_t size)
 	return NULL;
 }
 
-/* Inside libsecmem every pointer freed is glibc's (its metadata). */
+/*
+ * Whether @ptr is the heap mode's: asked even while preload_nested is
+ * set, which only says where new allocations go.  Code that runs on the
+ * preload's behalf frees what it allocated on the program's: ld.so, in
+ * the preload's own dlsym(), frees the message a failed dlsym() of the
+ * program left (a heap-mode allocation) and glibc's free() of that
+ * aborted ("free(): invalid pointer").  libsecmem's own metadata, freed
+ * while it holds a heap lock, is glibc's, and the lookup of a pointer
+ * outside every arena takes no lock.
+ */
+static inline bool heap_on(void)
+{
+	return __atomic_load_n(&preload_heap_active, __ATOMIC_ACQUIRE);
+}
+
 static inline bool ours(const void *ptr)
 {
-	return active() && secmem_owns(ptr);
+	return heap_on() && SM(secmem_owns(ptr));
 }
 
 PRELOAD_API void *malloc(size_t size);
@@ -167,13 +181,11 @@ void free(void *ptr)
 
 	if (!ptr)
 		return;
-	if (!active()) {
+	if (!heap_on()) {
 		__libc_free(ptr);
 		return;
 	}
-	preload_nested++;
-	freed = secmem_free_if_owned(ptr);
-	preload_nested--;
+	freed = SM(secmem_free_if_owned(ptr));	/* see ours() */
 	if (!freed)
 		__libc_free(ptr);
 }

@@ -16,6 +16,8 @@
  *                            and system() from another
  *   heap_torture dlopen      libcrypto.so.3 and libsodium.so.23 loaded
  *                            RTLD_LOCAL at run time, then used
+ *   heap_torture dlerror     a failed dlsym() (ld.so allocates the message)
+ *                            just before the preload's own first dlsym()
  *
  * Exit 0 when every check holds, else the number of the failed check.
  */
@@ -385,6 +387,37 @@ static int do_dlopen(void)
 	return 0;
 }
 
+/*
+ * A failed dlsym() leaves its message in memory ld.so allocated with
+ * malloc() (the heap mode's), and the next dl* call of the thread frees
+ * it.  Here that next call is the preload's own, forwarding
+ * CRYPTO_secure_malloc() to libcrypto for the first time.
+ */
+static int do_dlerror(void)
+{
+	void *(*sec_malloc)(size_t, const char *, int);
+	void (*sec_free)(void *, const char *, int);
+	void *crypto, *p;
+	int i;
+
+	crypto = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_GLOBAL);
+	CHECK(1, crypto);
+	sec_malloc = SYM(crypto, "CRYPTO_secure_malloc");
+	sec_free = SYM(crypto, "CRYPTO_secure_free");
+	/* Messages of different lengths: different chunks. */
+	for (i = 0; i < 3; i++) {
+		static const char *const missing[] = {
+			"no_such_symbol", "no_such_symbol_either_really",
+			"and_a_third_no_such_symbol_with_a_long_name_here" };
+
+		CHECK(2, !dlsym(crypto, missing[i]));
+		p = sec_malloc((size_t)100 << i, __FILE__, __LINE__);
+		CHECK(3, p);
+		sec_free(p, __FILE__, __LINE__);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2)
@@ -401,5 +434,7 @@ int main(int argc, char **argv)
 		return do_forkthreads();
 	if (!strcmp(argv[1], "dlopen"))
 		return do_dlopen();
+	if (!strcmp(argv[1], "dlerror"))
+		return do_dlerror();
 	return 100;
 }

@@ -130,6 +130,14 @@ for m in heap openssl sodium openssl,sodium openssl,sodium,heap; do
 	expect 0 "--mode $m: libcrypto and libsodium dlopen()ed RTLD_LOCAL" \
 		timeout 60 "$run" --mode "$m" "$torture" dlopen
 done
+# A failed dlsym() of the program, then the preload's own first dlsym()
+# (forwarding CRYPTO_secure_malloc, openssl mode off), which frees the
+# message ld.so allocated from the heap mode: glibc's free() got it.
+expect 0 "control: heap_torture dlerror" "$torture" dlerror
+for m in heap sodium,heap openssl,heap; do
+	expect 0 "--mode $m: the preload's dlsym() after a failed one of the program" \
+		timeout 60 "$run" --mode "$m" "$torture" dlerror
+done
 # openssl or sodium mode with heap mode: the first secure allocation makes
 # libsecmem calloc() a run descriptor under its heap lock, which heap mode
 # must hand to glibc (it deadlocked on the lock instead).  Under timeouts.
