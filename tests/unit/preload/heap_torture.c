@@ -16,14 +16,21 @@
  *                            and system() from another
  *   heap_torture dlopen      libcrypto.so.3 and libsodium.so.23 loaded
  *                            RTLD_LOCAL at run time, then used
+ *   heap_torture libc        glibc functions that allocate, grow or free
+ *                            the caller's memory (getline, open_memstream,
+ *                            scandir, getaddrinfo, regcomp, glob...)
  *   heap_torture dlerror     a failed dlsym() (ld.so allocates the message)
  *                            just before the preload's own first dlsym()
  *
  * Exit 0 when every check holds, else the number of the failed check.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <glob.h>
+#include <netdb.h>
+#include <regex.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -116,6 +123,15 @@ static int do_align(void)
 	CHECK(10, !memalign(SIZE_MAX / 2 + 2, 1) && errno == EINVAL);
 	errno = 0;
 	CHECK(11, !memalign(SIZE_MAX, 1) && errno == EINVAL);
+	/* Alignments below a pointer's: fine for all but posix_memalign(). */
+	for (a = 1; a < sizeof(void *); a <<= 1) {
+		p = aligned_alloc(a, 3);
+		CHECK(17, p && !((uintptr_t)p % a));
+		free(p);
+		p = memalign(a, 3);
+		CHECK(18, p && !((uintptr_t)p % a));
+		free(p);
+	}
 	p = aligned_alloc(64, 100);	/* size not a multiple: C17 allows */
 	CHECK(12, p && !((uintptr_t)p % 64));
 	free(p);
@@ -201,6 +217,72 @@ static int do_enomem(void)
 	errno = 0;
 	p = malloc((size_t)256 << 20);
 	CHECK(6, !p && errno == ENOMEM);
+	return 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * glibc's own allocations go through the interposed malloc family, and it
+ * grows or frees memory the caller allocated (getline's buffer): a path
+ * that used glibc's allocator directly would crash on a heap-mode block.
+ */
+static int do_libc(void)
+{
+	char *line = malloc(4), *buf, *s, *r;
+	size_t cap = 4, len;
+	struct dirent **names;
+	struct addrinfo *ai;
+	regex_t re;
+	glob_t g;
+	FILE *f;
+	int *a, i, n;
+
+	f = fopen("/proc/self/maps", "r");
+	CHECK(1, line && f);
+	while (getline(&line, &cap, f) > 0)
+		;
+	fclose(f);
+	free(line);
+	f = open_memstream(&buf, &len);
+	CHECK(2, f);
+	for (i = 0; i < 10000; i++)
+		fprintf(f, "%d ", i);
+	CHECK(3, !fclose(f) && len > 10000);
+	free(buf);
+	CHECK(4, asprintf(&s, "%0*d", 100000, 1) == 100000);
+	free(s);
+	n = scandir("/proc/self", &names, NULL, alphasort);
+	CHECK(5, n > 0);
+	while (n-- > 0)
+		free(names[n]);
+	free(names);
+	a = malloc(100000 * sizeof(*a));	/* qsort allocates for this */
+	CHECK(6, a);
+	for (i = 0; i < 100000; i++)
+		a[i] = rand();
+	qsort(a, 100000, sizeof(*a), cmp_int);
+	for (i = 1; i < 100000; i++)
+		CHECK(7, a[i - 1] <= a[i]);
+	free(a);
+	CHECK(8, !regcomp(&re, "^(a|b)+[0-9]{2,5}$", REG_EXTENDED));
+	CHECK(9, !regexec(&re, "abab123", 0, NULL, 0));
+	regfree(&re);
+	CHECK(10, !glob("/proc/self/*", 0, NULL, &g) && g.gl_pathc > 0);
+	globfree(&g);
+	CHECK(11, !getaddrinfo("localhost", "80", NULL, &ai));
+	freeaddrinfo(ai);
+	r = realpath("/proc/self/../self", NULL);
+	CHECK(12, r);
+	free(r);
+	r = getcwd(NULL, 0);
+	CHECK(13, r);
+	free(r);
 	return 0;
 }
 
@@ -434,6 +516,8 @@ int main(int argc, char **argv)
 		return do_forkthreads();
 	if (!strcmp(argv[1], "dlopen"))
 		return do_dlopen();
+	if (!strcmp(argv[1], "libc"))
+		return do_libc();
 	if (!strcmp(argv[1], "dlerror"))
 		return do_dlerror();
 	return 100;

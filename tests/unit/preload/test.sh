@@ -94,7 +94,7 @@ for m in openssl sodium openssl,sodium openssl,sodium,heap; do
 done
 # The malloc family's corners, each against glibc without the preload.
 torture=$build/preload/test/heap_torture
-for t in usable align; do
+for t in usable align libc; do
 	expect 0 "control: heap_torture $t" "$torture" "$t"
 	for m in openssl,sodium heap openssl,sodium,heap; do
 		expect 0 "--mode $m: heap_torture $t" \
