@@ -112,12 +112,16 @@ __attribute__((constructor)) static void preload_init(void)
 			    secmem_strerror(secmem_last_error()));
 	/*
 	 * fork() must leave the child what it would have without the
-	 * preload: glibc's heap, OpenSSL's secure heap (CRYPTO_secure_malloc_init
-	 * maps it without MADV_DONTFORK) and libsodium's sodium_malloc() pages
-	 * (plain mmap, mlock, MADV_DONTDUMP) are all inherited.  libsecmem's
-	 * default, SECMEM_FORK_DROP, left a worker forked after the keys were
-	 * loaded with faulting pointers, so every mode copies.  The live
+	 * preload: glibc's heap, OpenSSL's secure heap
+	 * (CRYPTO_secure_malloc_init() maps it without MADV_DONTFORK) and
+	 * libsodium's sodium_malloc() pages (plain mmap, mlock,
+	 * MADV_DONTDUMP) are all inherited.  libsecmem's default,
+	 * SECMEM_FORK_DROP, left a worker forked after the keys were loaded
+	 * with faulting pointers, so every mode copies.  The live
 	 * allocations of the openssl and sodium modes are few and small.
+	 * The copy is made by libsecmem's pthread_atfork() handler: a child
+	 * of _Fork() or a raw clone() runs none and shares the parent's
+	 * pages (docs/preload.md).
 	 */
 	if (SM(secmem_set_fork_policy(SECMEM_FORK_COPY)) < 0)
 		preload_die("secmem_set_fork_policy: %s",

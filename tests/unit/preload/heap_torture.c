@@ -302,7 +302,9 @@ static void *churn(void *arg)
 		size_t n = (size_t)((seed * 2654435761U + i) % 3000) + 1;
 
 		if (keep[k]) {
-			if (((unsigned char *)keep[k])[0] != (unsigned char)seed)
+			unsigned char *old = keep[k];
+
+			if (old[0] != (unsigned char)seed)
 				bad++;
 			free(keep[k]);
 		}
