@@ -34,14 +34,15 @@
  */
 static void *next(const char *name)
 {
-	void *f, *h;
+	void *f;
 
 	preload_nested++;
 	f = dlvsym(RTLD_NEXT, name, OSSL_VER);
 	if (!f)
 		f = dlvsym(RTLD_DEFAULT, name, OSSL_VER);
 	if (!f) {
-		h = dlopen("libcrypto.so.3", RTLD_LAZY | RTLD_NOLOAD);
+		void *h = dlopen("libcrypto.so.3", RTLD_LAZY | RTLD_NOLOAD);
+
 		if (h)
 			f = dlvsym(h, name, OSSL_VER);
 	}
@@ -164,7 +165,7 @@ size_t CRYPTO_secure_actual_size(void *ptr)
 
 size_t CRYPTO_secure_used(void)
 {
-	struct secmem_stats st;
+	struct secmem_stats st = { 0 };
 
 	if (!on())
 		return NEXT(CRYPTO_secure_used)();

@@ -66,13 +66,14 @@ static void *next(const char *name)
 {
 	static const char *const sonames[] = { "libsodium.so.23",
 					       "libsodium.so.26" };
-	void *f, *h;
+	void *f;
 	size_t i;
 
 	preload_nested++;
 	f = dlsym(RTLD_NEXT, name);
 	for (i = 0; !f && i < sizeof(sonames) / sizeof(sonames[0]); i++) {
-		h = dlopen(sonames[i], RTLD_LAZY | RTLD_NOLOAD);
+		void *h = dlopen(sonames[i], RTLD_LAZY | RTLD_NOLOAD);
+
 		if (h)
 			f = dlsym(h, name);
 	}
