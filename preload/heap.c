@@ -39,8 +39,6 @@ extern void *__libc_calloc(size_t nmemb, size_t size);
 extern void *__libc_realloc(void *ptr, size_t size);
 extern void __libc_free(void *ptr);
 extern void *__libc_memalign(size_t alignment, size_t size);
-extern void *__libc_valloc(size_t size);
-extern void *__libc_pvalloc(size_t size);
 
 typedef size_t usable_size_fn(void *);
 static usable_size_fn *_Atomic libc_usable_size;
@@ -273,10 +271,12 @@ void *memalign(size_t alignment, size_t size)
 	return aligned(alignment ? alignment : 1, size);
 }
 
+/*
+ * valloc() and pvalloc() are aligned() calls, whose glibc side is the
+ * same as theirs: asking serve() here as well counted each one twice.
+ */
 void *valloc(size_t size)
 {
-	if (!serve())
-		return __libc_valloc(size);
 	return aligned((size_t)sysconf(_SC_PAGESIZE), size);
 }
 
@@ -284,8 +284,6 @@ void *pvalloc(size_t size)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 
-	if (!serve())
-		return __libc_pvalloc(size);
 	if (size > SIZE_MAX - pg) {
 		errno = ENOMEM;
 		return NULL;

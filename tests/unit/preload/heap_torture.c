@@ -19,6 +19,8 @@
  *   heap_torture libc        glibc functions that allocate, grow or free
  *                            the caller's memory (getline, open_memstream,
  *                            scandir, getaddrinfo, regcomp, glob...)
+ *   heap_torture valloc      10000 valloc() and 10000 pvalloc(), for the
+ *                            preload's count of what it served
  *   heap_torture dlerror     a failed dlsym() (ld.so allocates the message)
  *                            just before the preload's own first dlsym()
  *
@@ -502,6 +504,20 @@ static int do_dlerror(void)
 	return 0;
 }
 
+static int do_valloc(void)
+{
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		void *p = valloc(100), *q = pvalloc(100);
+
+		CHECK(1, p && q);
+		free(p);
+		free(q);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2)
@@ -520,6 +536,8 @@ int main(int argc, char **argv)
 		return do_dlopen();
 	if (!strcmp(argv[1], "libc"))
 		return do_libc();
+	if (!strcmp(argv[1], "valloc"))
+		return do_valloc();
 	if (!strcmp(argv[1], "dlerror"))
 		return do_dlerror();
 	return 100;

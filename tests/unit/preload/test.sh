@@ -130,6 +130,12 @@ for m in heap openssl sodium openssl,sodium openssl,sodium,heap; do
 	expect 0 "--mode $m: libcrypto and libsodium dlopen()ed RTLD_LOCAL" \
 		timeout 60 "$run" --mode "$m" "$torture" dlopen
 done
+# SECMEM_PRELOAD_VERBOSE's figures count each allocation once: 20000
+# valloc()/pvalloc() calls, a few hundred others (they counted twice).
+expect 0 "heap mode: valloc and pvalloc" "$run" -v --mode heap "$torture" valloc
+served=$(sed -n 's/.*heap \([0-9]*\), by glibc.*/\1/p' "$out/e")
+[ "${served:-0}" -ge 20000 ] && [ "${served:-0}" -lt 21000 ]
+result $? "... counted once each in the served figure (${served:-0})"
 # A failed dlsym() of the program, then the preload's own first dlsym()
 # (forwarding CRYPTO_secure_malloc, openssl mode off), which frees the
 # message ld.so allocated from the heap mode: glibc's free() got it.
