@@ -11,7 +11,8 @@
  *  run   - consecutive pages of an arena: a slab of one size class, a large
  *          allocation, or a guarded secmem_alloc_pages() block.
  *  heap  - a lock, a list of arenas and per-size-class lists of slabs with
- *          free chunks.  Threads are spread over the heaps, so there is no
+ *          free chunks.  Each thread is bound to the heap with the fewest
+ *          live threads, so there is no
  *          global lock on the allocation path.
  */
 #ifndef SECMEM_INTERNAL_H

@@ -389,6 +389,67 @@ SM_TEST(test_spares_memlock_other)
 	secmem_free(p);
 }
 
+/* Allocate 64 bytes from the calling thread's heap; keep or free them. */
+static void *heap_probe(void *keep)
+{
+	void *p = secmem_malloc(64);
+
+	if (p && !keep) {
+		secmem_free(p);
+		return (void *)1;
+	}
+	return p;
+}
+
+/*
+ * Whether @a and @b (64-byte chunks) come from one slab, hence one heap:
+ * a slab of that class is 16 KiB, and two heaps never share an arena
+ * (arenas are at least 1 MiB).
+ */
+static bool same_slab(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+
+	return (x > y ? x - y : y - x) < 16384;
+}
+
+/*
+ * A thread is bound to a heap no live thread uses while there is one:
+ * heaps handed out in turn, whatever lives on them, put the 840th thread
+ * on the main thread's heap (840 is a multiple of every heap count up to
+ * 8), next to it while others sat unused, and two threads that share a
+ * heap share its lock.
+ */
+#define SEQ_THREADS 839
+SM_TEST(test_thread_heap_fewest_threads)
+{
+	void *mine, *theirs, *ret;
+	pthread_t t;
+	int i;
+
+	if (sysconf(_SC_NPROCESSORS_CONF) < 2) {
+		test_skip("one CPU: libsecmem has a single heap");
+		return;
+	}
+	mine = secmem_malloc(64);
+	ck_assert_ptr_nonnull(mine);
+	/* Threads that bind a heap and exit, one at a time. */
+	for (i = 0; i < SEQ_THREADS; i++) {
+		ck_assert_int_eq(pthread_create(&t, NULL, heap_probe, NULL), 0);
+		ck_assert_int_eq(pthread_join(t, &ret), 0);
+		ck_assert_ptr_nonnull(ret);
+	}
+	ck_assert_int_eq(pthread_create(&t, NULL, heap_probe, mine), 0);
+	ck_assert_int_eq(pthread_join(t, &theirs), 0);
+	ck_assert_ptr_nonnull(theirs);
+	ck_assert_msg(!same_slab(mine, theirs),
+		      "thread %d shares the main thread's heap (%p, %p) "
+		      "while another heap has no thread", SEQ_THREADS + 1,
+		      mine, theirs);
+	secmem_free(theirs);
+	secmem_free(mine);
+}
+
 #define THREADS 8
 #define SLOTS 256
 #define OPS 20000
@@ -617,6 +678,7 @@ TCase *test_heap_tcase(const char *name)
 	tcase_add_test(tc, test_spares_memlock_own);
 	tcase_add_test(tc, test_spares_memlock_other);
 	tcase_add_test(tc, test_threads_stress);
+	tcase_add_test(tc, test_thread_heap_fewest_threads);
 	tcase_add_test(tc, test_stats);
 	tcase_add_test(tc, test_owns);
 	tcase_add_test(tc, test_free_if_owned);
