@@ -545,20 +545,21 @@ void sm_run_release(struct sm_heap *h, struct sm_run *run)
 }
 
 /*
- * Return the spare arenas of every heap to the kernel; false if there were
- * none.  Called with no heap lock held, when RLIMIT_MEMLOCK refused memory.
+ * Return the idle slabs and the spare arenas of every heap to the kernel;
+ * false if there were none.  Called with no heap lock held, when
+ * RLIMIT_MEMLOCK refused memory.
  */
 bool sm_spares_release(void)
 {
 	bool any = false;
 	unsigned int i;
 
-	if (!atomic_load(&sm_count.spares))
-		return false;
 	for (i = 0; i < sm.nheaps; i++) {
 		struct sm_heap *h = &sm.heaps[i];
 
 		pthread_mutex_lock(&h->lock);
+		/* Idle slabs first: the arenas they alone held become spares. */
+		any |= sm_heap_drop_idle_slabs(h);
 		any |= arena_drop_spares(h);
 		pthread_mutex_unlock(&h->lock);
 	}
@@ -624,20 +625,26 @@ struct sm_arena *sm_arena_lookup(const void *ptr, struct sm_heap **locked)
 
 /*
  * Destroy all arenas if none holds an allocation; false if one does.
- * Called with every heap lock held, so no allocation is under way.
+ * Called with every heap lock held, so no allocation is under way.  Idle
+ * slabs hold pages but no allocation: they go first, or a library with
+ * nothing handed out would look busy after a single malloc/free pair.
  */
 static bool arena_drop_idle_locked(void)
 {
 	unsigned int i;
 
 	for (i = 0; i < sm.nheaps; i++) {
-		for (struct sm_arena *a = sm.heaps[i].arenas; a; a = a->next)
-			if (a->pages_used)
-				return false;
+		if (atomic_load_explicit(&sm.heaps[i].nallocs,
+					 memory_order_relaxed))
+			return false;
 	}
 	for (i = 0; i < sm.nheaps; i++) {
 		struct sm_heap *h = &sm.heaps[i];
 
+		sm_heap_drop_idle_slabs(h);
+		for (struct sm_arena *a = h->arenas; a; a = a->next)
+			if (a->pages_used)
+				return false;
 		while (h->arenas) {
 			struct sm_arena *a = h->arenas;
 

@@ -389,6 +389,39 @@ SM_TEST(test_spares_memlock_other)
 	secmem_free(p);
 }
 
+/*
+ * A malloc/free pair with nothing else live keeps its slab: the next
+ * allocation of the class finds it, and another class gets a slab of its
+ * own beside it.  When the empty slab went back to the arena, which then
+ * retired, the 32-byte slab was carved from page 0 again, at the very
+ * address of the 64-byte chunk, and the next pair started over.
+ */
+SM_TEST(test_pair_keeps_slab)
+{
+	struct secmem_stats st;
+	void *p, *q, *r;
+
+	p = secmem_malloc(64);
+	ck_assert_ptr_nonnull(p);
+	secmem_free(p);
+	ck_assert_int_eq(secmem_stats(&st), 0);
+	ck_assert_uint_eq(st.allocations, 0);
+	ck_assert_uint_eq(st.bytes_in_use, 0);
+	q = secmem_malloc(32);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_msg(q != p, "the 64-byte slab was given up (%p)", p);
+	r = secmem_malloc(64);
+	ck_assert_ptr_eq(r, p);
+	secmem_free(r);
+	secmem_free(q);
+	/* One idle slab per class, not one per free. */
+	for (int i = 0; i < 100; i++) {
+		p = secmem_malloc(64);
+		ck_assert_ptr_eq(p, r);
+		secmem_free(p);
+	}
+}
+
 /* Allocate 64 bytes from the calling thread's heap; keep or free them. */
 static void *heap_probe(void *keep)
 {
@@ -679,6 +712,7 @@ TCase *test_heap_tcase(const char *name)
 	tcase_add_test(tc, test_spares_memlock_other);
 	tcase_add_test(tc, test_threads_stress);
 	tcase_add_test(tc, test_thread_heap_fewest_threads);
+	tcase_add_test(tc, test_pair_keeps_slab);
 	tcase_add_test(tc, test_stats);
 	tcase_add_test(tc, test_owns);
 	tcase_add_test(tc, test_free_if_owned);
