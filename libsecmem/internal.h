@@ -129,6 +129,8 @@ struct sm_region {
 	size_t size;
 };
 enum secmem_backend sm_backend_get(void);
+bool sm_ipc_lock_effective(void);
+bool sm_secret_ipc_lock_exempts(void);
 int sm_backend_probe(unsigned int flags);
 int sm_region_map(struct sm_region *r, size_t size);
 void sm_region_unmap(struct sm_region *r);

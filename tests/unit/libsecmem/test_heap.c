@@ -239,14 +239,16 @@ SM_TEST(test_million_small)
 	ck_assert_ptr_nonnull(v);
 	/*
 	 * About 64 MiB are needed.  CAP_IPC_LOCK exempts the mlock and
-	 * unmapped backends; memfd_secret always needs the limit raised.
+	 * unmapped backends, and memfd_secret where the kernel exempts it.
 	 */
 	if (!test_set_memlock(1ULL << 30) &&
 	    test_mode == TEST_MODE_SECURE &&
-	    secmem_backend() == SECMEM_BACKEND_MEMFD_SECRET) {
-		test_skip("memfd_secret needs RLIMIT_MEMLOCK >= 64 MiB and "
-			  "the hard limit cannot be raised here (no "
-			  "CAP_SYS_RESOURCE)");
+	    secmem_backend() == SECMEM_BACKEND_MEMFD_SECRET &&
+	    !(test_have_ipc_lock() && test_kernel_exempts_secret())) {
+		test_skip("memfd_secret needs RLIMIT_MEMLOCK >= 64 MiB, the "
+			  "hard limit cannot be raised here (no "
+			  "CAP_SYS_RESOURCE) and this kernel does not exempt "
+			  "CAP_IPC_LOCK");
 		free(v);
 		return;
 	}
