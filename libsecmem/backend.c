@@ -125,7 +125,6 @@ static bool backend_probe_secret_exempt(void)
 	size_t pg = sm_page_size;
 	struct rlimit rl, zero;
 	int fd, src = -1, err = errno;
-	char *p;
 
 	/* Asked even under an infinite limit: the program may lower it. */
 	if (!sm_ipc_lock_effective() || getrlimit(RLIMIT_MEMLOCK, &rl) < 0)
@@ -138,7 +137,9 @@ static bool backend_probe_secret_exempt(void)
 	zero.rlim_cur = 0;
 	if (src >= 0 && ftruncate(fd, (off_t)pg) == 0 &&
 	    setrlimit(RLIMIT_MEMLOCK, &zero) == 0) {
-		p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		char *p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       fd, 0);
+
 		if (p != MAP_FAILED) {
 			exempt = read(src, p, pg) == (ssize_t)pg;
 			munmap(p, pg);
