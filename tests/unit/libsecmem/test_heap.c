@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -485,6 +486,90 @@ SM_TEST(test_thread_heap_fewest_threads)
 	secmem_free(mine);
 }
 
+/* A thread that binds a heap and stays alive until told to go. */
+struct heap_holder {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool bound, go;
+	void *p;
+};
+
+static void *heap_hold(void *arg)
+{
+	struct heap_holder *hh = arg;
+	void *p = secmem_malloc(64);
+
+	pthread_mutex_lock(&hh->lock);
+	hh->p = p;
+	hh->bound = true;
+	pthread_cond_broadcast(&hh->cond);
+	while (!hh->go)
+		pthread_cond_wait(&hh->cond, &hh->lock);
+	pthread_mutex_unlock(&hh->lock);
+	secmem_free(p);
+	return NULL;
+}
+
+/* In a fork child: its new thread must not share its main thread's heap. */
+static void fork_child_heaps(void *arg)
+{
+	void *mine = secmem_malloc(64), *theirs = NULL;
+	pthread_t t;
+
+	(void)arg;
+	if (!mine || pthread_create(&t, NULL, heap_probe, mine) ||
+	    pthread_join(t, &theirs) || !theirs)
+		_exit(2);
+	if (same_slab(mine, theirs)) {
+		fprintf(stderr, "child's thread on its main thread's heap "
+			"(%p, %p)", mine, theirs);
+		_exit(1);
+	}
+	_exit(0);
+}
+
+/*
+ * A fork child has one thread, whatever the parent had: the parent's
+ * other threads must not count on their heaps there, or the child's
+ * next thread goes to its main thread's heap, next to it.
+ */
+SM_TEST(test_fork_child_heap_threads)
+{
+	struct heap_holder hh = {
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.cond = PTHREAD_COND_INITIALIZER,
+	};
+	char err[256];
+	void *mine;
+	pthread_t t;
+	int status;
+
+	if (sysconf(_SC_NPROCESSORS_CONF) < 2) {
+		test_skip("one CPU: libsecmem has a single heap");
+		return;
+	}
+	mine = secmem_malloc(64);
+	ck_assert_ptr_nonnull(mine);
+	ck_assert_int_eq(pthread_create(&t, NULL, heap_hold, &hh), 0);
+	pthread_mutex_lock(&hh.lock);
+	while (!hh.bound)
+		pthread_cond_wait(&hh.cond, &hh.lock);
+	pthread_mutex_unlock(&hh.lock);
+	ck_assert_ptr_nonnull(hh.p);
+	ck_assert(!same_slab(mine, hh.p));
+
+	status = test_in_child(fork_child_heaps, NULL, err, sizeof(err));
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child status 0x%x: %s", status, err);
+
+	pthread_mutex_lock(&hh.lock);
+	hh.go = true;
+	pthread_cond_broadcast(&hh.cond);
+	pthread_mutex_unlock(&hh.lock);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	secmem_free(mine);
+}
+
 #define THREADS 8
 #define SLOTS 256
 #define OPS 20000
@@ -714,6 +799,7 @@ TCase *test_heap_tcase(const char *name)
 	tcase_add_test(tc, test_spares_memlock_other);
 	tcase_add_test(tc, test_threads_stress);
 	tcase_add_test(tc, test_thread_heap_fewest_threads);
+	tcase_add_test(tc, test_fork_child_heap_threads);
 	tcase_add_test(tc, test_pair_keeps_slab);
 	tcase_add_test(tc, test_stats);
 	tcase_add_test(tc, test_owns);
