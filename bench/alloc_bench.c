@@ -42,7 +42,7 @@
 /* --- figures ------------------------------------------------------------- */
 
 enum fig {
-	F_NS32, F_NS64, F_NS256, F_NS4096, F_NS64_T2,
+	F_NS32, F_NS64, F_NS256, F_NS4096, F_NS64_PAIR, F_NS64_T1, F_NS64_T2,
 	F_LIVE_MAX, F_MAPPINGS, F_RSS,
 	NFIGS
 };
@@ -52,15 +52,26 @@ static const char *const fig_name[NFIGS] = {
 	[F_NS64] = "alloc_free_ns_64",
 	[F_NS256] = "alloc_free_ns_256",
 	[F_NS4096] = "alloc_free_ns_4096",
+	[F_NS64_PAIR] = "alloc_free_ns_64_pair",
+	[F_NS64_T1] = "alloc_free_ns_64_t1",
 	[F_NS64_T2] = "alloc_free_ns_64_t2",
 	[F_LIVE_MAX] = "live_32b_max",
 	[F_MAPPINGS] = "mappings",
 	[F_RSS] = "rss_bytes_per_secret",
 };
 
-/* Request size of each timing figure; threads of each. */
-static const size_t fig_size[F_NS64_T2 + 1] = { 32, 64, 256, 4096, 64 };
-static const int fig_threads[F_NS64_T2 + 1] = { 1, 1, 1, 1, 2 };
+/*
+ * Request size of each timing figure; threads of each; whether they are
+ * started for the run (_t1, _t2) rather than the child's main thread,
+ * which made the allocations of the figures before; whether each
+ * allocation is freed at once (_pair) rather than in batches.
+ */
+static const size_t fig_size[F_NS64_T2 + 1] = { 32, 64, 256, 4096, 64, 64, 64 };
+static const int fig_threads[F_NS64_T2 + 1] = { 1, 1, 1, 1, 1, 1, 2 };
+static const bool fig_spawn[F_NS64_T2 + 1] = {
+	[F_NS64_T1] = true, [F_NS64_T2] = true,
+};
+static const bool fig_pairs[F_NS64_T2 + 1] = { [F_NS64_PAIR] = true };
 
 #define LIVE_SIZE	32
 #define NTHREADS_MAX	2
@@ -470,14 +481,28 @@ static long count_maps(void)
 
 /*
  * One round: @n allocations of @size bytes, each written at its first and
- * last byte, then the @n frees in allocation order.  On failure everything
- * is freed and -1 returned with *@why set.
+ * last byte, then the @n frees in allocation order; with @pairs, each
+ * allocation is freed right after it is written, so nothing else is live.
+ * On failure everything is freed and -1 returned with *@why set.
  */
 static int bench_round(const struct allocator *a, size_t size, size_t n,
-		       void **ptrs, const char **why)
+		       bool pairs, void **ptrs, const char **why)
 {
 	size_t i;
 
+	for (i = 0; pairs && i < n; i++) {
+		volatile unsigned char *p = a->alloc(size);
+
+		if (!p) {
+			*why = a->why(errno);
+			return -1;
+		}
+		p[0] = (unsigned char)i;
+		p[size - 1] = (unsigned char)i;
+		a->release((void *)p);
+	}
+	if (pairs)
+		return 0;
 	for (i = 0; i < n; i++) {
 		volatile unsigned char *p = a->alloc(size);
 
@@ -501,6 +526,7 @@ struct worker {
 	int id;
 	const struct allocator *a;
 	size_t size;
+	bool pairs;
 	void **ptrs;
 	double min_ns;
 	pthread_barrier_t *start;
@@ -526,7 +552,8 @@ static void *worker_run(void *arg)
 	c0 = cpu_ns();
 	t0 = now_ns();
 	for (;;) {
-		if (bench_round(w->a, w->size, opt.batch, w->ptrs, &w->why) < 0) {
+		if (bench_round(w->a, w->size, opt.batch, w->pairs, w->ptrs,
+				&w->why) < 0) {
 			w->failed = true;
 			atomic_store(w->stop, true);
 			break;
@@ -544,13 +571,16 @@ static void *worker_run(void *arg)
 }
 
 /*
- * One run: ns per pair as seen by each thread (wall clock in *@ns, the
- * thread's CPU time in *@cpu), averaged over the threads.
+ * One run of figure @f: ns per pair as seen by each thread (wall clock in
+ * *@ns, the thread's CPU time in *@cpu), averaged over the threads.
  */
-static int timing_run(const struct allocator *a, size_t size, int nthreads,
-		      double min_ns, void **ptrs[], double *ns, double *cpu,
-		      char *err, size_t n)
+static int timing_run(const struct allocator *a, int f, double min_ns,
+		      void **ptrs[], double *ns, double *cpu, char *err,
+		      size_t n)
 {
+	size_t size = fig_size[f];
+	int nthreads = fig_threads[f];
+	bool spawn = fig_spawn[f];
 	struct worker w[NTHREADS_MAX];
 	pthread_barrier_t start;
 	atomic_bool stop = false;
@@ -562,12 +592,12 @@ static int timing_run(const struct allocator *a, size_t size, int nthreads,
 		pthread_barrier_init(&start, NULL, (unsigned int)nthreads);
 	for (i = 0; i < nthreads; i++) {
 		w[i] = (struct worker){
-			.id = i, .a = a, .size = size, .ptrs = ptrs[i],
-			.min_ns = min_ns, .stop = &stop,
+			.id = i, .a = a, .size = size, .pairs = fig_pairs[f],
+			.ptrs = ptrs[i], .min_ns = min_ns, .stop = &stop,
 			.start = nthreads > 1 ? &start : NULL,
 		};
 	}
-	if (nthreads == 1) {
+	if (!spawn) {
 		worker_run(&w[0]);
 	} else {
 		for (i = 0; i < nthreads; i++) {
@@ -581,7 +611,8 @@ static int timing_run(const struct allocator *a, size_t size, int nthreads,
 		}
 		for (i = 0; i < nthreads; i++)
 			pthread_join(w[i].tid, NULL);
-		pthread_barrier_destroy(&start);
+		if (nthreads > 1)
+			pthread_barrier_destroy(&start);
 	}
 	for (i = 0; i < nthreads; i++) {
 		if (w[i].failed) {
@@ -617,11 +648,10 @@ static void timing_figure(const struct allocator *a, int f, int run,
 	double warm, wcpu;
 
 	/* Warm-up: arenas created, pages faulted, caches hot. */
-	if (timing_run(a, fig_size[f], fig_threads[f], opt.min_ms * 1e6 / 4,
-		       ptrs, &warm, &wcpu, res->err, sizeof(res->err)) < 0 ||
-	    timing_run(a, fig_size[f], fig_threads[f], opt.min_ms * 1e6, ptrs,
-		       &res->wall[run], &res->cpu[run], res->err,
-		       sizeof(res->err)) < 0) {
+	if (timing_run(a, f, opt.min_ms * 1e6 / 4, ptrs, &warm, &wcpu,
+		       res->err, sizeof(res->err)) < 0 ||
+	    timing_run(a, f, opt.min_ms * 1e6, ptrs, &res->wall[run],
+		       &res->cpu[run], res->err, sizeof(res->err)) < 0) {
 		res->state = -1;
 		return;
 	}
@@ -923,24 +953,30 @@ static void json_num(FILE *o, int f, double v)
 
 /*
  * The issue's targets for libsecmem: relative to another allocator's
- * figure (ref >= 0, scaled by @factor) or absolute (ref < 0, @factor is the
- * bound).  @strict: "<" instead of "<="; @at_least: ">=".
+ * figure (ref >= 0, scaled by @factor), to another figure of its own
+ * (ref == REF_SELF, figure @ref_fig, scaled by @factor) or absolute
+ * (ref < 0, @factor is the bound).  @strict: "<" instead of "<=";
+ * @at_least: ">=".
  */
+#define REF_SELF	(-2)
 static const struct target_def {
 	int fig, ref;
 	double factor;
 	bool strict, at_least;
 	const char *text;
+	int ref_fig;
 } target_defs[] = {
 	{ F_NS64, A_SODIUM, 1.0 / 20, false, false,
-	  "alloc_free_ns_64 <= sodium_malloc / 20" },
+	  "alloc_free_ns_64 <= sodium_malloc / 20", -1 },
 	{ F_NS64, A_OPENSSL, 1, false, false,
-	  "alloc_free_ns_64 <= openssl_secure" },
+	  "alloc_free_ns_64 <= openssl_secure", -1 },
 	{ F_NS64_T2, A_OPENSSL, 2.0 / 3, false, false,
-	  "alloc_free_ns_64_t2 <= 2/3 openssl_secure" },
-	{ F_LIVE_MAX, -1, 1e7, false, true, "live_32b_max = 10,000,000" },
-	{ F_MAPPINGS, -1, 64, true, false, "mappings < 64" },
-	{ F_RSS, -1, 64, false, false, "rss_bytes_per_secret <= 64" },
+	  "alloc_free_ns_64_t2 <= 2/3 openssl_secure", -1 },
+	{ F_NS64_T2, REF_SELF, 1.3, false, false,
+	  "alloc_free_ns_64_t2 <= 1.3 x alloc_free_ns_64_t1", F_NS64_T1 },
+	{ F_LIVE_MAX, -1, 1e7, false, true, "live_32b_max = 10,000,000", -1 },
+	{ F_MAPPINGS, -1, 64, true, false, "mappings < 64", -1 },
+	{ F_RSS, -1, 64, false, false, "rss_bytes_per_secret <= 64", -1 },
 };
 
 #define NTARGET_DEFS (sizeof(target_defs) / sizeof(target_defs[0]))
@@ -971,7 +1007,14 @@ static void eval_targets(const struct alloc_res *res, struct target *t)
 			if (!(opt.allocs & (1U << who[k])) ||
 			    !fig_value(s, td->fig, &x))
 				continue;
-			if (td->ref >= 0) {
+			if (td->ref == REF_SELF) {
+				if (!fig_value(s, td->ref_fig, &y))
+					continue;
+				bound = y * td->factor;
+				snprintf(tt->detail, sizeof(tt->detail),
+					 "%.1f vs bound %.1f (%.3f x %s)", x,
+					 bound, x / y, fig_name[td->ref_fig]);
+			} else if (td->ref >= 0) {
 				if (!(opt.allocs & (1U << td->ref)) ||
 				    !fig_value(&res[td->ref], td->fig, &y))
 					continue;
@@ -1076,8 +1119,9 @@ static int write_json(const char *path, const struct alloc_res *res,
 		opt.quick ? "true" : "false", opt.runs, opt.batch, opt.min_ms,
 		opt.live_max, LIVE_SIZE, opt.live_timeout);
 	fputs("    \"units\": {\"alloc_free_ns_*\": \"wall-clock ns per "
-	      "alloc+free pair, median over runs; _t2: per thread, 2 threads "
-	      "(cpu_median: the same runs in thread CPU time)\", "
+	      "alloc+free pair, median over runs; _pair: each allocation freed "
+	      "at once; _t1, _t2: per thread, 1 or 2 threads started for the "
+	      "run (cpu_median: the same runs in thread CPU time)\", "
 	      "\"live_32b_max\": \"allocations\", \"mappings\": "
 	      "\"lines of /proc/self/maps\", \"rss_bytes_per_secret\": "
 	      "\"bytes\"},\n", o);

@@ -5,7 +5,7 @@
     check_json.py FILE
 
 Fails unless FILE is {"userspace": {allocator: {figure: value}}, "meta": {...}}
-with the four default allocators, exactly the eight figure names, numbers
+with the four default allocators, exactly the ten figure names, numbers
 (never null: a failure to measure is a failure of the smoke run), and the
 libsecmem backend recorded in meta.
 """
@@ -16,7 +16,8 @@ import sys
 ALLOCATORS = {"libsecmem", "sodium_malloc", "openssl_secure", "glibc_malloc"}
 FIGURES = {
     "alloc_free_ns_32", "alloc_free_ns_64", "alloc_free_ns_256",
-    "alloc_free_ns_4096", "alloc_free_ns_64_t2",
+    "alloc_free_ns_4096", "alloc_free_ns_64_pair", "alloc_free_ns_64_t1",
+    "alloc_free_ns_64_t2",
     "live_32b_max", "mappings", "rss_bytes_per_secret",
 }
 

@@ -71,8 +71,9 @@ MERMAP_FIGURES = (("mermap_pair_ns", "pair_immediate_ns"),
                   ("flush_one_memcpy4k_ns", "flush_one_memcpy4k_ns"),
                   ("flush_local_memcpy4k_ns", "flush_local_memcpy4k_ns"))
 USER_FIGURES = ("alloc_free_ns_32", "alloc_free_ns_64", "alloc_free_ns_256",
-                "alloc_free_ns_4096", "alloc_free_ns_64_t2", "live_32b_max",
-                "mappings", "rss_bytes_per_secret")
+                "alloc_free_ns_4096", "alloc_free_ns_64_pair", "alloc_free_ns_64_t1",
+                "alloc_free_ns_64_t2", "live_32b_max", "mappings",
+                "rss_bytes_per_secret")
 
 FIGURE_RE = re.compile(r"secmem-bench: case=(\S+) figure=(\S+) value=(\S+)")
 FLAVOR_RE = re.compile(r"secmem-bench: flavor=(\w+) cpus=(\d+)")
@@ -463,6 +464,11 @@ def targets(res, args):
         if None not in (t2, ot2):
             add("libsecmem alloc_free_ns_64_t2 <= 2/3 x openssl_secure", where, t2 <= ot2 * 2 / 3,
                 f"{fmt(t2)} vs 2/3 x {fmt(ot2)} = {fmt(ot2 * 2 / 3)}")
+        t1 = lib.get("alloc_free_ns_64_t1")
+        if None not in (t1, t2):
+            add("libsecmem alloc_free_ns_64_t2 <= 1.3 x alloc_free_ns_64_t1", where,
+                t2 <= t1 * 1.3, f"{fmt(t2)} vs 1.3 x {fmt(t1)} = {fmt(t1 * 1.3)} "
+                f"(ratio {t2 / t1:.2f})")
         live, maps, rss = (lib.get("live_32b_max"), lib.get("mappings"),
                            lib.get("rss_bytes_per_secret"))
         if None not in (live, maps, rss):

@@ -40,7 +40,8 @@ static struct {
 	_Atomic bool ready;		/* backend probed successfully */
 	unsigned int flags;		/* secmem_init() flags */
 	unsigned int nheaps;
-	_Atomic unsigned int next_heap;
+	/* Live threads bound to each heap (under lock). */
+	unsigned int heap_threads[SM_MAX_HEAPS];
 	_Atomic unsigned int slots_hw;	/* arenas[] in use are below this */
 	struct sm_heap heaps[SM_MAX_HEAPS];
 	struct sm_arena arenas[SM_MAX_ARENAS];
@@ -49,12 +50,16 @@ static struct {
 };
 
 static pthread_once_t sm_once = PTHREAD_ONCE_INIT;
+/* Unbinds a thread from its heap when it exits: value home heap + 1. */
+static pthread_key_t sm_thread_key;
 static _Thread_local int sm_home = -1;
 static _Thread_local int sm_last_slot;
 
 static void arena_fork_prepare(void);
 static void arena_fork_parent(void);
 static void arena_fork_child(void);
+
+static void arena_thread_exit(void *home_plus_one);
 
 static void arena_once(void)
 {
@@ -69,6 +74,8 @@ static void arena_once(void)
 		pthread_mutex_init(&sm.heaps[i].lock, NULL);
 	for (i = 0; i < SM_MAX_ARENAS; i++)
 		sm.arenas[i].fd = -1;
+	if (pthread_key_create(&sm_thread_key, arena_thread_exit))
+		sm_die("pthread_key_create failed: no key for thread exit");
 	pthread_atfork(arena_fork_prepare, arena_fork_parent,
 		       arena_fork_child);
 }
@@ -91,11 +98,55 @@ int sm_ensure_init(void)
 	return r ? -1 : 0;
 }
 
+/*
+ * Bind the calling thread to the heap with the fewest live threads (the
+ * first such), so that threads share a heap, and its lock, only when
+ * there are more threads than heaps.  Handing heaps out in turn ignored
+ * which threads had exited: the 1 + nheaps-th thread went to the main
+ * thread's heap while the others had none.  The global lock is taken
+ * once per thread, on its first allocation, and at its exit.
+ */
 struct sm_heap *sm_heap_home(void)
 {
-	if (sm_home < 0)
-		sm_home = (int)(atomic_fetch_add(&sm.next_heap, 1) % sm.nheaps);
-	return &sm.heaps[sm_home];
+	unsigned int i, best = 0;
+
+	if (sm_home >= 0)
+		return &sm.heaps[sm_home];
+	pthread_mutex_lock(&sm.lock);
+	for (i = 1; i < sm.nheaps; i++) {
+		if (sm.heap_threads[i] < sm.heap_threads[best])
+			best = i;
+	}
+	sm.heap_threads[best]++;
+	pthread_mutex_unlock(&sm.lock);
+	/*
+	 * Bound before pthread_setspecific(), which may calloc(): under
+	 * libsecmem-preload that comes back here and must find the heap.
+	 */
+	sm_home = (int)best;
+	pthread_setspecific(sm_thread_key, (void *)(uintptr_t)(best + 1));
+	return &sm.heaps[best];
+}
+
+/* Thread exit: the heap has one thread less.  No heap lock is held. */
+static void arena_thread_exit(void *home_plus_one)
+{
+	unsigned int home = (unsigned int)(uintptr_t)home_plus_one - 1;
+
+	pthread_mutex_lock(&sm.lock);
+	if (home < sm.nheaps && sm.heap_threads[home])
+		sm.heap_threads[home]--;
+	pthread_mutex_unlock(&sm.lock);
+	/* A destructor that allocates after this binds the thread anew. */
+	sm_home = -1;
+}
+
+/* In a fork child: the calling thread is the only one left. */
+static void arena_threads_reset(void)
+{
+	memset(sm.heap_threads, 0, sizeof(sm.heap_threads));
+	if (sm_home >= 0)
+		sm.heap_threads[sm_home] = 1;
 }
 
 struct sm_heap *sm_heap_at(unsigned int i)
@@ -494,20 +545,21 @@ void sm_run_release(struct sm_heap *h, struct sm_run *run)
 }
 
 /*
- * Return the spare arenas of every heap to the kernel; false if there were
- * none.  Called with no heap lock held, when RLIMIT_MEMLOCK refused memory.
+ * Return the idle slabs and the spare arenas of every heap to the kernel;
+ * false if there were none.  Called with no heap lock held, when
+ * RLIMIT_MEMLOCK refused memory.
  */
 bool sm_spares_release(void)
 {
 	bool any = false;
 	unsigned int i;
 
-	if (!atomic_load(&sm_count.spares))
-		return false;
 	for (i = 0; i < sm.nheaps; i++) {
 		struct sm_heap *h = &sm.heaps[i];
 
 		pthread_mutex_lock(&h->lock);
+		/* Idle slabs first: the arenas they alone held become spares. */
+		any |= sm_heap_drop_idle_slabs(h);
 		any |= arena_drop_spares(h);
 		pthread_mutex_unlock(&h->lock);
 	}
@@ -573,20 +625,26 @@ struct sm_arena *sm_arena_lookup(const void *ptr, struct sm_heap **locked)
 
 /*
  * Destroy all arenas if none holds an allocation; false if one does.
- * Called with every heap lock held, so no allocation is under way.
+ * Called with every heap lock held, so no allocation is under way.  Idle
+ * slabs hold pages but no allocation: they go first, or a library with
+ * nothing handed out would look busy after a single malloc/free pair.
  */
 static bool arena_drop_idle_locked(void)
 {
 	unsigned int i;
 
 	for (i = 0; i < sm.nheaps; i++) {
-		for (struct sm_arena *a = sm.heaps[i].arenas; a; a = a->next)
-			if (a->pages_used)
-				return false;
+		if (atomic_load_explicit(&sm.heaps[i].nallocs,
+					 memory_order_relaxed))
+			return false;
 	}
 	for (i = 0; i < sm.nheaps; i++) {
 		struct sm_heap *h = &sm.heaps[i];
 
+		sm_heap_drop_idle_slabs(h);
+		for (struct sm_arena *a = h->arenas; a; a = a->next)
+			if (a->pages_used)
+				return false;
 		while (h->arenas) {
 			struct sm_arena *a = h->arenas;
 
@@ -801,6 +859,7 @@ static void arena_fork_copy(void)
 	sm_fork_sync[0] = sm_fork_sync[1] = -1;
 	for (i = 0; i < SM_MAX_HEAPS; i++)
 		pthread_mutex_init(&sm.heaps[i].lock, NULL);
+	arena_threads_reset();
 	pthread_mutex_init(&sm.lock, NULL);
 }
 
@@ -838,5 +897,6 @@ static void arena_fork_child(void)
 	atomic_store(&sm.slots_hw, 0);
 	sm_last_slot = 0;
 	sm_counters_reset();
+	arena_threads_reset();
 	pthread_mutex_init(&sm.lock, NULL);
 }

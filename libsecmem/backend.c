@@ -8,8 +8,10 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -17,6 +19,8 @@
 #include "secmem/uapi.h"
 
 static _Atomic int sm_backend = SECMEM_BACKEND_NONE;
+/* memfd_secret: CAP_IPC_LOCK exempts from RLIMIT_MEMLOCK (probed). */
+static _Atomic bool sm_secret_ipc_lock_exempt;
 
 SECMEM_API const char *secmem_backend_name(enum secmem_backend backend)
 {
@@ -83,6 +87,73 @@ static int backend_probe_secret(void)
 #endif
 }
 
+bool sm_ipc_lock_effective(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return false;
+	return data[CAP_IPC_LOCK / 32].effective & (1U << (CAP_IPC_LOCK % 32));
+}
+
+bool sm_secret_ipc_lock_exempts(void)
+{
+	return atomic_load_explicit(&sm_secret_ipc_lock_exempt,
+				    memory_order_relaxed);
+}
+
+/*
+ * Whether the running kernel lets this process, which has CAP_IPC_LOCK,
+ * fault memfd_secret pages beyond RLIMIT_MEMLOCK.  Kernels differ:
+ * upstream checks the limit when the file is mapped (mlock_future_ok(),
+ * where CAP_IPC_LOCK is exempt), some (Debian's 6.12) charge every page
+ * at fault time with no exemption and deliver SIGBUS past the limit.  So
+ * ask this one: with the soft limit at 0 for a moment, map one page and
+ * fault it with read() from /dev/zero, which fails with EFAULT where a
+ * store would get SIGBUS (MADV_POPULATE_WRITE is refused on secret
+ * memory).  Called before any arena exists; the window in which the
+ * process's soft limit is 0 is a handful of system calls.  Any failure
+ * answers "not exempt", libsecmem's earlier, stricter rule.
+ */
+static bool backend_probe_secret_exempt(void)
+{
+	bool exempt = false;
+#ifdef SYS_memfd_secret
+	size_t pg = sm_page_size;
+	struct rlimit rl, zero;
+	int fd, src = -1, err = errno;
+
+	/* Asked even under an infinite limit: the program may lower it. */
+	if (!sm_ipc_lock_effective() || getrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+		return false;
+	fd = (int)syscall(SYS_memfd_secret, O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	src = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	zero = rl;
+	zero.rlim_cur = 0;
+	if (src >= 0 && ftruncate(fd, (off_t)pg) == 0 &&
+	    setrlimit(RLIMIT_MEMLOCK, &zero) == 0) {
+		char *p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       fd, 0);
+
+		if (p != MAP_FAILED) {
+			exempt = read(src, p, pg) == (ssize_t)pg;
+			munmap(p, pg);
+		}
+		setrlimit(RLIMIT_MEMLOCK, &rl);
+	}
+	if (src >= 0)
+		close(src);
+	close(fd);
+	errno = err;
+#endif
+	return exempt;
+}
+
 static bool backend_env_allows_insecure(void)
 {
 	/* secure_getenv: a setuid program must not be downgraded by its caller. */
@@ -133,6 +204,9 @@ insecure:
 	}
 	b = SECMEM_BACKEND_MLOCK;
 done:
+	atomic_store(&sm_secret_ipc_lock_exempt,
+		     b == SECMEM_BACKEND_MEMFD_SECRET &&
+		     backend_probe_secret_exempt());
 	atomic_store_explicit(&sm_backend, b, memory_order_release);
 	return 0;
 transient:

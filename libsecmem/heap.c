@@ -128,6 +128,8 @@ static void *heap_slab_alloc(struct sm_heap *h, unsigned int cls, bool grow)
 		run = heap_slab_new(h, cls, grow);
 		if (!run)
 			return NULL;
+	} else if (run->nfree == run->nchunks) {
+		h->idle_slabs &= ~(1ULL << cls);	/* the idle slab, in use */
 	}
 	for (w = run->hint; run->bitmap[w] == UINT64_MAX; w++)
 		;
@@ -354,6 +356,14 @@ SECMEM_API void *secmem_alloc_pages(size_t size)
 	return heap_alloc(size, sm_page_size, false, true);
 }
 
+/* Give the empty slab @run of @h (locked) back to its arena. */
+static void heap_slab_release(struct sm_heap *h, struct sm_run *run)
+{
+	heap_partial_remove(h, run);
+	sm_vg_defined(sm_run_addr(run), run->npages * sm_page_size);
+	sm_run_release(h, run);
+}
+
 /* Zero and release the allocation at @ptr of @run; @h is locked. */
 static void heap_free_locked(struct sm_heap *h, struct sm_run *run, void *ptr)
 {
@@ -386,11 +396,45 @@ static void heap_free_locked(struct sm_heap *h, struct sm_run *run, void *ptr)
 	if (run->nfree++ == 0)
 		heap_partial_push(h, run);
 	if (run->nfree == run->nchunks) {
-		/* Empty: give the pages back so the arena can empty too. */
-		heap_partial_remove(h, run);
-		sm_vg_defined(sm_run_addr(run), run->npages * sm_page_size);
-		sm_run_release(h, run);
+		/*
+		 * Empty: keep it if the class has no idle slab yet and its
+		 * arena is one of the smallest (so an idle slab never holds
+		 * a large arena that would otherwise be returned); else give
+		 * the pages back so the arena can empty too.
+		 */
+		if (!(h->idle_slabs & (1ULL << run->cls)) &&
+		    atomic_load_explicit(&run->arena->size,
+					 memory_order_relaxed) <= SM_ARENA_MIN) {
+			h->idle_slabs |= 1ULL << run->cls;
+			return;
+		}
+		heap_slab_release(h, run);
 	}
+}
+
+/*
+ * Release the idle slabs of @h (locked), so that their arenas can be
+ * retired: when RLIMIT_MEMLOCK is short and before secmem_init() drops
+ * every arena.  False if there were none.
+ */
+bool sm_heap_drop_idle_slabs(struct sm_heap *h)
+{
+	bool any = h->idle_slabs != 0;
+	unsigned int cls;
+
+	for (cls = 0; h->idle_slabs; cls++) {
+		struct sm_run *run, *next;
+
+		if (!(h->idle_slabs & (1ULL << cls)))
+			continue;
+		h->idle_slabs &= ~(1ULL << cls);
+		for (run = h->partial[cls]; run; run = next) {
+			next = run->next;
+			if (run->nfree == run->nchunks)
+				heap_slab_release(h, run);
+		}
+	}
+	return any;
 }
 
 SECMEM_API void secmem_free(void *ptr)

@@ -11,8 +11,8 @@
  *  run   - consecutive pages of an arena: a slab of one size class, a large
  *          allocation, or a guarded secmem_alloc_pages() block.
  *  heap  - a lock, a list of arenas and per-size-class lists of slabs with
- *          free chunks.  Threads are spread over the heaps, so there is no
- *          global lock on the allocation path.
+ *          free chunks.  Each thread is bound to the heap with the fewest
+ *          live threads; there is no global lock on the allocation path.
  */
 #ifndef SECMEM_INTERNAL_H
 #define SECMEM_INTERNAL_H
@@ -52,7 +52,7 @@
 
 #define SM_CANARY_SIZE	sizeof(uint64_t)
 #define SM_ALIGN	16
-#define SM_NCLASSES	36
+#define SM_NCLASSES	36	/* at most 64: bits of sm_heap.idle_slabs */
 #define SM_SMALL_MAX	16384	/* largest size class, canary included */
 
 enum sm_run_kind {
@@ -106,6 +106,13 @@ struct sm_heap {
 	struct sm_arena *spares;	/* empty arenas kept for reuse */
 	struct sm_run *partial[SM_NCLASSES];
 	/*
+	 * Bit c: an empty slab of class c is kept on partial[c] (at most
+	 * one per class), so that a malloc/free pair with nothing else live
+	 * does not build and tear down a slab, and retire its arena, each
+	 * time.  Only slabs of arenas of at most SM_ARENA_MIN are kept.
+	 */
+	uint64_t idle_slabs;
+	/*
 	 * Written under the lock only; atomic because secmem_stats() reads
 	 * them without it (relaxed: plain loads and stores, no lock prefix).
 	 */
@@ -122,6 +129,8 @@ struct sm_region {
 	size_t size;
 };
 enum secmem_backend sm_backend_get(void);
+bool sm_ipc_lock_effective(void);
+bool sm_secret_ipc_lock_exempts(void);
 int sm_backend_probe(unsigned int flags);
 int sm_region_map(struct sm_region *r, size_t size);
 void sm_region_unmap(struct sm_region *r);
@@ -143,6 +152,9 @@ void sm_run_release(struct sm_heap *h, struct sm_run *run);
 bool sm_spares_release(void);
 void *sm_run_addr(const struct sm_run *run);
 struct sm_run *sm_run_of(struct sm_arena *a, const void *ptr);
+
+/* heap.c */
+bool sm_heap_drop_idle_slabs(struct sm_heap *h);
 
 /* pages.c */
 extern const int sm_pages_prot[3];	/* SECMEM_NOACCESS... -> PROT_* */

@@ -10,14 +10,16 @@
  * The count is per process and ignores memory the application mlock()s
  * itself; the kernel's EAGAIN is reported the same way in that case.
  *
- * The rules mirror the kernel's: a process with CAP_IPC_LOCK is exempt,
- * except with memfd_secret, because some kernels (Debian's 6.12) charge
- * its faulted pages with no exemption and deliver SIGBUS past the limit.
+ * The rules mirror the kernel's: a process with CAP_IPC_LOCK is exempt.
+ * With memfd_secret the rule depends on the kernel (upstream checks the
+ * limit at mmap() and exempts CAP_IPC_LOCK; Debian's 6.12 charges every
+ * faulted page with no exemption and delivers SIGBUS past the limit), so
+ * the backend probe asks the running kernel (backend.c) and libsecmem
+ * follows its answer.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
-#include <linux/capability.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -37,16 +39,10 @@ static uint64_t stats_memlock_limit(void)
 
 static bool stats_exempt(void)
 {
-	struct __user_cap_header_struct hdr = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct data[2];
-
-	if (sm_backend_get() == SECMEM_BACKEND_MEMFD_SECRET)
+	if (sm_backend_get() == SECMEM_BACKEND_MEMFD_SECRET &&
+	    !sm_secret_ipc_lock_exempts())
 		return false;
-	if (syscall(SYS_capget, &hdr, data) < 0)
-		return false;
-	return data[CAP_IPC_LOCK / 32].effective & (1U << (CAP_IPC_LOCK % 32));
+	return sm_ipc_lock_effective();
 }
 
 /*

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -239,14 +240,16 @@ SM_TEST(test_million_small)
 	ck_assert_ptr_nonnull(v);
 	/*
 	 * About 64 MiB are needed.  CAP_IPC_LOCK exempts the mlock and
-	 * unmapped backends; memfd_secret always needs the limit raised.
+	 * unmapped backends, and memfd_secret where the kernel exempts it.
 	 */
 	if (!test_set_memlock(1ULL << 30) &&
 	    test_mode == TEST_MODE_SECURE &&
-	    secmem_backend() == SECMEM_BACKEND_MEMFD_SECRET) {
-		test_skip("memfd_secret needs RLIMIT_MEMLOCK >= 64 MiB and "
-			  "the hard limit cannot be raised here (no "
-			  "CAP_SYS_RESOURCE)");
+	    secmem_backend() == SECMEM_BACKEND_MEMFD_SECRET &&
+	    !(test_have_ipc_lock() && test_kernel_exempts_secret())) {
+		test_skip("memfd_secret needs RLIMIT_MEMLOCK >= 64 MiB, the "
+			  "hard limit cannot be raised here (no "
+			  "CAP_SYS_RESOURCE) and this kernel does not exempt "
+			  "CAP_IPC_LOCK");
 		free(v);
 		return;
 	}
@@ -387,6 +390,184 @@ SM_TEST(test_spares_memlock_other)
 	ck_assert_int_eq(secmem_stats(&st), 0);
 	ck_assert_uint_le(st.memlock_charged, 4ULL << 20);
 	secmem_free(p);
+}
+
+/*
+ * A malloc/free pair with nothing else live keeps its slab: the next
+ * allocation of the class finds it, and another class gets a slab of its
+ * own beside it.  When the empty slab went back to the arena, which then
+ * retired, the 32-byte slab was carved from page 0 again, at the very
+ * address of the 64-byte chunk, and the next pair started over.
+ */
+SM_TEST(test_pair_keeps_slab)
+{
+	struct secmem_stats st;
+	void *p, *q, *r;
+
+	p = secmem_malloc(64);
+	ck_assert_ptr_nonnull(p);
+	secmem_free(p);
+	ck_assert_int_eq(secmem_stats(&st), 0);
+	ck_assert_uint_eq(st.allocations, 0);
+	ck_assert_uint_eq(st.bytes_in_use, 0);
+	q = secmem_malloc(32);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_msg(q != p, "the 64-byte slab was given up (%p)", p);
+	r = secmem_malloc(64);
+	ck_assert_ptr_eq(r, p);
+	secmem_free(r);
+	secmem_free(q);
+	/* One idle slab per class, not one per free. */
+	for (int i = 0; i < 100; i++) {
+		p = secmem_malloc(64);
+		ck_assert_ptr_eq(p, r);
+		secmem_free(p);
+	}
+}
+
+/* Allocate 64 bytes from the calling thread's heap; keep or free them. */
+static void *heap_probe(void *keep)
+{
+	void *p = secmem_malloc(64);
+
+	if (p && !keep) {
+		secmem_free(p);
+		return (void *)1;
+	}
+	return p;
+}
+
+/*
+ * Whether @a and @b (64-byte chunks) come from one slab, hence one heap:
+ * a slab of that class is 16 KiB, and two heaps never share an arena
+ * (arenas are at least 1 MiB).
+ */
+static bool same_slab(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+
+	return (x > y ? x - y : y - x) < 16384;
+}
+
+/*
+ * A thread is bound to a heap no live thread uses while there is one:
+ * heaps handed out in turn, whatever lives on them, put the 840th thread
+ * on the main thread's heap (840 is a multiple of every heap count up to
+ * 8), next to it while others sat unused, and two threads that share a
+ * heap share its lock.
+ */
+#define SEQ_THREADS 839
+SM_TEST(test_thread_heap_fewest_threads)
+{
+	void *mine, *theirs, *ret;
+	pthread_t t;
+	int i;
+
+	if (sysconf(_SC_NPROCESSORS_CONF) < 2) {
+		test_skip("one CPU: libsecmem has a single heap");
+		return;
+	}
+	mine = secmem_malloc(64);
+	ck_assert_ptr_nonnull(mine);
+	/* Threads that bind a heap and exit, one at a time. */
+	for (i = 0; i < SEQ_THREADS; i++) {
+		ck_assert_int_eq(pthread_create(&t, NULL, heap_probe, NULL), 0);
+		ck_assert_int_eq(pthread_join(t, &ret), 0);
+		ck_assert_ptr_nonnull(ret);
+	}
+	ck_assert_int_eq(pthread_create(&t, NULL, heap_probe, mine), 0);
+	ck_assert_int_eq(pthread_join(t, &theirs), 0);
+	ck_assert_ptr_nonnull(theirs);
+	ck_assert_msg(!same_slab(mine, theirs),
+		      "thread %d shares the main thread's heap (%p, %p) "
+		      "while another heap has no thread", SEQ_THREADS + 1,
+		      mine, theirs);
+	secmem_free(theirs);
+	secmem_free(mine);
+}
+
+/* A thread that binds a heap and stays alive until told to go. */
+struct heap_holder {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool bound, go;
+	void *p;
+};
+
+static void *heap_hold(void *arg)
+{
+	struct heap_holder *hh = arg;
+	void *p = secmem_malloc(64);
+
+	pthread_mutex_lock(&hh->lock);
+	hh->p = p;
+	hh->bound = true;
+	pthread_cond_broadcast(&hh->cond);
+	while (!hh->go)
+		pthread_cond_wait(&hh->cond, &hh->lock);
+	pthread_mutex_unlock(&hh->lock);
+	secmem_free(p);
+	return NULL;
+}
+
+/* In a fork child: its new thread must not share its main thread's heap. */
+static void fork_child_heaps(void *arg)
+{
+	void *mine = secmem_malloc(64), *theirs = NULL;
+	pthread_t t;
+
+	(void)arg;
+	if (!mine || pthread_create(&t, NULL, heap_probe, mine) ||
+	    pthread_join(t, &theirs) || !theirs)
+		_exit(2);
+	if (same_slab(mine, theirs)) {
+		fprintf(stderr, "child's thread on its main thread's heap "
+			"(%p, %p)", mine, theirs);
+		_exit(1);
+	}
+	_exit(0);
+}
+
+/*
+ * A fork child has one thread, whatever the parent had: the parent's
+ * other threads must not count on their heaps there, or the child's
+ * next thread goes to its main thread's heap, next to it.
+ */
+SM_TEST(test_fork_child_heap_threads)
+{
+	struct heap_holder hh = {
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.cond = PTHREAD_COND_INITIALIZER,
+	};
+	char err[256];
+	void *mine;
+	pthread_t t;
+	int status;
+
+	if (sysconf(_SC_NPROCESSORS_CONF) < 2) {
+		test_skip("one CPU: libsecmem has a single heap");
+		return;
+	}
+	mine = secmem_malloc(64);
+	ck_assert_ptr_nonnull(mine);
+	ck_assert_int_eq(pthread_create(&t, NULL, heap_hold, &hh), 0);
+	pthread_mutex_lock(&hh.lock);
+	while (!hh.bound)
+		pthread_cond_wait(&hh.cond, &hh.lock);
+	pthread_mutex_unlock(&hh.lock);
+	ck_assert_ptr_nonnull(hh.p);
+	ck_assert(!same_slab(mine, hh.p));
+
+	status = test_in_child(fork_child_heaps, NULL, err, sizeof(err));
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child status 0x%x: %s", status, err);
+
+	pthread_mutex_lock(&hh.lock);
+	hh.go = true;
+	pthread_cond_broadcast(&hh.cond);
+	pthread_mutex_unlock(&hh.lock);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	secmem_free(mine);
 }
 
 #define THREADS 8
@@ -617,6 +798,9 @@ TCase *test_heap_tcase(const char *name)
 	tcase_add_test(tc, test_spares_memlock_own);
 	tcase_add_test(tc, test_spares_memlock_other);
 	tcase_add_test(tc, test_threads_stress);
+	tcase_add_test(tc, test_thread_heap_fewest_threads);
+	tcase_add_test(tc, test_fork_child_heap_threads);
+	tcase_add_test(tc, test_pair_keeps_slab);
 	tcase_add_test(tc, test_stats);
 	tcase_add_test(tc, test_owns);
 	tcase_add_test(tc, test_free_if_owned);

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -658,6 +660,53 @@ SM_TEST(test_memlock_exhaustion)
 		secmem_free(v[n--]);
 }
 
+/*
+ * With CAP_IPC_LOCK, memfd_secret arenas beyond RLIMIT_MEMLOCK are
+ * refused exactly when the running kernel would refuse them: libsecmem
+ * used to refuse them always, capping root at the limit (174,592 live
+ * 32-byte secrets under 8 MiB) where the kernel mapped 256 MiB.  Where
+ * the kernel charges faulted pages with no exemption, the refusal must
+ * stay, or the memset() below would die of SIGBUS.
+ */
+SM_TEST(test_memlock_ipc_lock_secret)
+{
+	enum { MIB = 1 << 20, N = 16 };
+	void *v[N];
+	bool exempt;
+	int n;
+
+	if (test_mode != TEST_MODE_SECURE ||
+	    secmem_backend() != SECMEM_BACKEND_MEMFD_SECRET) {
+		test_skip("the backend in use is not memfd_secret");
+		return;
+	}
+	if (!test_have_ipc_lock()) {
+		test_skip("no CAP_IPC_LOCK");
+		return;
+	}
+	exempt = test_kernel_exempts_secret();
+	printf("# this kernel %s CAP_IPC_LOCK from memfd_secret's "
+	       "RLIMIT_MEMLOCK\n", exempt ? "exempts" : "does not exempt");
+	ck_assert(test_set_memlock(2ULL * MIB));
+	for (n = 0; n < N; n++) {
+		v[n] = secmem_malloc(MIB);
+		if (!v[n])
+			break;
+		memset(v[n], 0x22, MIB);
+	}
+	if (exempt) {
+		ck_assert_msg(n == N, "allocation %d of 1 MiB under a 2 MiB "
+			      "limit refused although the kernel allows it: "
+			      "%s", n + 1,
+			      secmem_strerror(secmem_last_error()));
+	} else {
+		ck_assert_int_lt(n, N);
+		ck_assert_int_eq(secmem_last_error(), SECMEM_EMEMLOCK);
+	}
+	while (n > 0)
+		secmem_free(v[--n]);
+}
+
 TCase *test_misc_tcase(const char *name)
 {
 	TCase *tc = tcase_create(name);
@@ -670,6 +719,7 @@ TCase *test_misc_tcase(const char *name)
 	tcase_add_test(tc, test_fork);
 	tcase_add_test(tc, test_fork_copy);
 	tcase_add_test(tc, test_memlock_exhaustion);
+	tcase_add_test(tc, test_memlock_ipc_lock_secret);
 	return tc;
 }
 

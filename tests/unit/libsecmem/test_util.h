@@ -65,6 +65,13 @@ int test_in_child(void (*fn)(void *), void *arg, char *err, size_t errlen);
 bool test_set_memlock(unsigned long long bytes);
 /* Drop CAP_IPC_LOCK, which exempts the process from RLIMIT_MEMLOCK. */
 bool test_drop_ipc_lock(void);
+/* Whether CAP_IPC_LOCK is in the effective set. */
+bool test_have_ipc_lock(void);
+/*
+ * Whether this kernel exempts a process with CAP_IPC_LOCK from
+ * RLIMIT_MEMLOCK for memfd_secret pages (asked in a child).
+ */
+bool test_kernel_exempts_secret(void);
 
 bool test_under_asan(void);
 
