@@ -165,7 +165,7 @@ START_TEST(status_json_exact)
 	history_add(&h, 1700000000, "node 0: a \"quoted\" reason");
 	ck_assert_int_eq(runtime_write_history(rundir, &h), 0);
 	fake_write(root, N0 "pool_target", "33554432\n");
-	ck_assert_int_eq(ctl_status(f, root, rundir, true, err, sizeof(err)), 0);
+	ck_assert_int_eq(ctl_status(f, root, rundir, true, NULL, err, sizeof(err)), 0);
 	fclose(f);
 	ck_assert_str_eq(buf,
 		"{\"flush_on_free\":\"immediate\",\"pageblock_bytes\":2097152,"
@@ -194,7 +194,7 @@ START_TEST(status_table)
 
 	fake_write(root, N1 "pool_target", "33554432\n");
 	fake_write(root, N1 "watermark_high", "67108864\n");
-	ck_assert_int_eq(ctl_status(f, root, rundir, false, err, sizeof(err)), 0);
+	ck_assert_int_eq(ctl_status(f, root, rundir, false, NULL, err, sizeof(err)), 0);
 	fclose(f);
 	ck_assert_msg(strstr(buf, "flush_on_free: immediate    pageblock: 2M    secmemd: not running\n"),
 		      "%s", buf);
@@ -209,7 +209,7 @@ START_TEST(status_without_feature)
 {
 	FILE *f = fopen("/dev/null", "w");
 
-	ck_assert_int_eq(ctl_status(f, "/nonexistent", rundir, false, err,
+	ck_assert_int_eq(ctl_status(f, "/nonexistent", rundir, false, NULL, err,
 				    sizeof(err)),
 			 -ENOENT);
 	fclose(f);
