@@ -408,7 +408,7 @@ static enum elf_kind classify(const char *file, char *interp, size_t len)
 	if (n > 2 && buf[0] == '#' && buf[1] == '!') {
 		char *p = buf + 2;
 
-		buf[n] = '\0';
+		buf[n] = '\0';	/* cppcheck-suppress unreadVariable */
 		p += strspn(p, " \t");
 		snprintf(interp, len, "%.*s", (int)strcspn(p, " \t\n"), p);
 		close(fd);
@@ -946,8 +946,10 @@ static int read_page(int fd, off_t off, long pid, struct secmem_stats_export *s,
 	int i;
 
 	for (i = 0; i < 100; i++) {
-		if (pread(fd, s, sizeof(*s), off) != (ssize_t)sizeof(*s))
-			return -errno ? -errno : -EIO;
+		ssize_t n = pread(fd, s, sizeof(*s), off);
+
+		if (n != (ssize_t)sizeof(*s))
+			return n < 0 ? -errno : -EIO;
 		seq = s->seq;
 		if (seq & 1)
 			continue;
@@ -1133,7 +1135,7 @@ static void unit_processes(const struct protect_env *env,
 			   struct unit_status *us)
 {
 	char names[16][256], path[PATH_MAX * 2];
-	long pids[MAX_PIDS];
+	long pids[MAX_PIDS] = { 0 };
 	int i, k = 0, n = 1;
 	struct unit_info u;
 

@@ -165,19 +165,17 @@ int main(int argc, char **argv)
 		   node < 0 && !units_only && !pflags) {
 		r = ctl_unprotect(stdout, &env, argv[1], err, sizeof(err));
 		goto done_protect;
-	} else if (pflags) {
-		usage(stderr);
-		return EXIT_USAGE;
 	} else if (argc == 1 && !strcmp(argv[0], "status") && node < 0 &&
-		   units_only) {
+		   units_only && !pflags) {
 		r = ctl_units(stdout, &env, json, err, sizeof(err));
 		if (!r && json)
 			putchar('\n');
-	} else if (argc == 1 && !strcmp(argv[0], "status") && node < 0) {
+	} else if (argc == 1 && !strcmp(argv[0], "status") && node < 0 &&
+		   !pflags) {
 		r = ctl_status(stdout, sysfs, rundir, json, &env, err,
 			       sizeof(err));
 	} else if (argc == 3 && !strcmp(argv[0], "set") && !json &&
-		   !units_only) {
+		   !units_only && !pflags) {
 		r = ctl_set(sysfs, rundir, argv[1], argv[2], node, err,
 			    sizeof(err));
 	} else {
