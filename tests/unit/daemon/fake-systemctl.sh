@@ -4,7 +4,8 @@
 # A systemctl for the protect tests (test_ctl.c, SECMEMCTL_SYSTEMCTL):
 # only what secmemctl asks, answered from the directory $FAKE_SYSTEMD:
 #   units/NAME    the "Key=Value" lines `systemctl show NAME` prints (an
-#                 instance foo@x.service uses units/foo@.service)
+#                 instance foo@x.service without a file of its own uses
+#                 units/foo@.service)
 #   unit-dir/     the drop-in directory: their Environment= and
 #                 LimitMEMLOCK= are merged in as systemd would (the last
 #                 assignment of a variable wins), but only after a
@@ -36,7 +37,7 @@ esac
 for unit; do :; done
 file=$unit
 case $unit in
-*@*.service) file=${unit%%@*}@.service ;;
+*@*.service) [ -e "$d/units/$unit" ] || file=${unit%%@*}@.service ;;
 esac
 if [ ! -e "$d/units/$file" ]; then
 	echo "LoadState=not-found"

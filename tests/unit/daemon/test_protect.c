@@ -539,6 +539,33 @@ START_TEST(status_ignores_dropins_not_ours)
 }
 END_TEST
 
+/* A template: the processes of its loaded instances. */
+START_TEST(status_of_a_template)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	unit("agent@.service", "/bin/true", NULL);
+	ck_assert_int_eq(protect("agent@.service", "openssl", 0, false), 0);
+	put("list-units", "agent@a.service loaded active running x\n"
+	    "agent@b.service loaded inactive dead x\n");
+	put("units/agent@a.service", "LoadState=loaded\nActiveState=active\n"
+	    "ControlGroup=/system.slice/system-agent.slice/agent@a.service\n");
+	put("units/agent@b.service", "LoadState=loaded\nActiveState=inactive\n"
+	    "ControlGroup=\n");
+	put("cgroup/system.slice/system-agent.slice/agent@a.service/cgroup.procs", "4242\n");
+	fake_process(4242, 4242, 777);
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(ctl_units(f, &env, false, err, sizeof(err)), 0);
+	fclose(f);
+	ck_assert_msg(strstr(buf, "\nagent@.service                   openssl          64M      active     4242     unmapped-memfd           777 "),
+		      "%s", buf);
+	ck_assert_int_eq(calls("list-units --all --plain --no-legend --full --no-pager agent@*.service"), 1);
+	free(buf);
+}
+END_TEST
+
 /* secmemctl status --json: the units are a member of the one object. */
 START_TEST(status_json_has_units)
 {
@@ -620,6 +647,7 @@ Suite *test_suite(void)
 	tcase_add_test(tc, templates_are_checked_through_an_instance);
 	tcase_add_test(tc, status_lists_units_processes_and_stats);
 	tcase_add_test(tc, status_ignores_dropins_not_ours);
+	tcase_add_test(tc, status_of_a_template);
 	tcase_add_test(tc, status_json_has_units);
 	tcase_add_test(tc, secmemctl_protect_binary);
 	suite_add_tcase(s, tc);
