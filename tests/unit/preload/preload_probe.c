@@ -224,6 +224,14 @@ static int do_heap(void)
 	return 0;
 }
 
+/* An allocation the compiler cannot remove (it drops free(malloc(n))). */
+static void allocate_once(void)
+{
+	void *volatile p = malloc(16);
+
+	free(p);
+}
+
 /* Allocate, then allocate again more than 100 ms later: that refreshes
  * the statistics page (stats_export.c) with the first allocations. */
 static int do_hold(void)
@@ -238,7 +246,7 @@ static int do_hold(void)
 		memset(keep[i], 0x5a, 100000);
 	}
 	usleep(150000);
-	free(malloc(16));
+	allocate_once();
 	child = fork();
 	CHECK(2, child >= 0);
 	if (child == 0) {
@@ -250,7 +258,7 @@ static int do_hold(void)
 		if (!mine)
 			_exit(3);
 		usleep(150000);
-		free(malloc(16));
+		allocate_once();
 		for (;;)
 			pause();
 	}
