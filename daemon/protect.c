@@ -799,6 +799,14 @@ int ctl_protect(FILE *out, const struct protect_env *env, const char *name,
 	r = unit_load(env, unit, &u, err, len);
 	if (r)
 		return r;
+	/*
+	 * What systemd shows includes our own drop-in: its
+	 * NoNewPrivileges=yes must not excuse a set-id program now, or a
+	 * re-protect without --no-new-privs would drop it and leave the
+	 * program unprotected.
+	 */
+	if (n >= 0 && dropin_value(old, "NoNewPrivileges=", v, sizeof(v)))
+		u.nnp[0] = '\0';
 	r = check_programs(unit, &u, o->no_new_privs, &nnp, err, len);
 	if (r)
 		return r;
@@ -825,8 +833,15 @@ int ctl_protect(FILE *out, const struct protect_env *env, const char *name,
 	/* Another preload the unit sets stays, after ours (as secmem-run). */
 	snprintf(preload, sizeof(preload), "%s", env->preload);
 	if (env_value(u.environment, "LD_PRELOAD", v, sizeof(v)) &&
-	    strcmp(v, env->preload) && strncmp(v, env->preload, strlen(env->preload)))
-		snprintf(preload, sizeof(preload), "%s:%s", env->preload, v);
+	    strcmp(v, env->preload)) {
+		size_t k = strlen(env->preload);
+
+		/* Ours first already (a re-protect): keep the rest. */
+		if (!strncmp(v, env->preload, k) && v[k] == ':')
+			snprintf(preload, sizeof(preload), "%s", v);
+		else
+			snprintf(preload, sizeof(preload), "%s:%s", env->preload, v);
+	}
 	snprintf(text, sizeof(text),
 		 PROTECT_MARKER " for %s; remove it with\n"
 		 "# `secmemctl unprotect %s`.  secmemctl(8) overwrites changes made here.\n"

@@ -6,8 +6,9 @@
 #   units/NAME    the "Key=Value" lines `systemctl show NAME` prints (an
 #                 instance foo@x.service without a file of its own uses
 #                 units/foo@.service)
-#   unit-dir/     the drop-in directory: their Environment= and
-#                 LimitMEMLOCK= are merged in as systemd would (the last
+#   unit-dir/     the drop-in directory: their Environment=,
+#                 LimitMEMLOCK= and NoNewPrivileges= are merged in as
+#                 systemd would (the last
 #                 assignment of a variable wins), but only after a
 #                 daemon-reload (the state file "loaded" lists them)
 #   reload-fails  daemon-reload fails, as without privileges
@@ -44,12 +45,12 @@ if [ ! -e "$d/units/$file" ]; then
 	echo "ActiveState=inactive"
 	exit 0
 fi
-grep -v '^Environment=\|^LimitMEMLOCK=' "$d/units/$file"
+grep -v '^Environment=\|^LimitMEMLOCK=\|^NoNewPrivileges=' "$d/units/$file"
 {
-	sed -n 's/^Environment=//p; s/^LimitMEMLOCK=/=LIMIT /p' "$d/units/$file"
+	sed -n 's/^Environment=//p; s/^LimitMEMLOCK=/=LIMIT /p; s/^NoNewPrivileges=/=NNP /p' "$d/units/$file"
 	for f in "$d/loaded/$file.d"/*.conf "$d/loaded/$unit.d"/*.conf; do
 		[ -f "$f" ] || continue
-		sed -n 's/^Environment=//p; s/^LimitMEMLOCK=/=LIMIT /p' "$f"
+		sed -n 's/^Environment=//p; s/^LimitMEMLOCK=/=LIMIT /p; s/^NoNewPrivileges=/=NNP /p' "$f"
 	done
 } | awk '
 	function bytes(v) {
@@ -60,6 +61,7 @@ grep -v '^Environment=\|^LimitMEMLOCK=' "$d/units/$file"
 		return v
 	}
 	/^=LIMIT / { lim = bytes($2); next }
+	/^=NNP / { nnp = $2; next }
 	{ for (i = 1; i <= NF; i++) { k = $i; sub(/=.*/, "", k)
 		if (!(k in val)) order[n++] = k; val[k] = $i } }
 	END {
@@ -67,4 +69,5 @@ grep -v '^Environment=\|^LimitMEMLOCK=' "$d/units/$file"
 		for (i = 0; i < n; i++) s = s (i ? " " : "") val[order[i]]
 		print "Environment=" s
 		print "LimitMEMLOCK=" (lim == "" ? 8388608 : lim)
+		print "NoNewPrivileges=" (nnp == "" ? "no" : nnp)
 	}'

@@ -234,6 +234,10 @@ START_TEST(protect_keeps_another_preload_after_ours)
 	ck_assert_msg(strstr(slurp_rel("unit-dir/bar.service.d/secmem.conf"), want),
 		      "%s", slurp_rel("unit-dir/bar.service.d/secmem.conf"));
 	ck_assert_msg(!strstr(output(), "restart"), "inactive: %s", output());
+	/* Re-protecting in another mode keeps it (systemd now shows ours:it). */
+	ck_assert_int_eq(protect("bar", "heap", 0, false), 0);
+	ck_assert_msg(strstr(slurp_rel("unit-dir/bar.service.d/secmem.conf"), want),
+		      "%s", slurp_rel("unit-dir/bar.service.d/secmem.conf"));
 }
 END_TEST
 
@@ -358,6 +362,13 @@ START_TEST(setid_programs_need_no_new_privs)
 	ck_assert(!exists(DROPIN));
 	ck_assert_int_eq(protect("foo", "heap", 0, true), 0);
 	ck_assert_ptr_nonnull(strstr(slurp_rel(DROPIN), "\nNoNewPrivileges=yes"));
+	/* Our own NoNewPrivileges=yes (systemd shows it) excuses nothing. */
+	ck_assert_int_eq(protect("foo", "openssl", 0, false), -EPERM);
+	ck_assert_ptr_nonnull(strstr(slurp_rel(DROPIN), "\nNoNewPrivileges=yes"));
+	ck_assert_ptr_nonnull(strstr(slurp_rel(DROPIN), "SECMEM_PRELOAD_MODE=heap"));
+	ck_assert_int_eq(protect("foo", "openssl", 0, true), 0);
+	ck_assert_ptr_nonnull(strstr(slurp_rel(DROPIN), "\nNoNewPrivileges=yes"));
+	ck_assert_int_eq(ctl_unprotect(outf, &env, "foo", err, sizeof(err)), 0);
 	/* The unit already runs it without privileges (the last line wins). */
 	unit("foo.service", path, "NoNewPrivileges=yes\n");
 	ck_assert_int_eq(protect("foo", "heap", 0, false), 0);
