@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "ctl.h"
+#include "protect.h"
 #include "runtime.h"
 #include "sysfs.h"
 #include "units.h"
@@ -48,6 +49,17 @@ static void json_stats(FILE *out, const uint64_t stat[STAT_COUNT])
 static const char *sz(uint64_t v, char *buf)
 {
 	return format_size(v, buf, SIZE_STR_MAX);
+}
+
+static void print_units(FILE *out, const struct protect_env *units)
+{
+	char uerr[512];
+
+	if (!units)
+		return;
+	fprintf(out, "\nprotected units:\n");
+	if (ctl_units(out, units, false, uerr, sizeof(uerr)))
+		fprintf(out, "unknown: %s\n", uerr);
 }
 
 static void print_table(FILE *out, const struct sysfs_global *g,
@@ -122,8 +134,10 @@ static void print_table(FILE *out, const struct sysfs_global *g,
 
 static void print_json(FILE *out, const struct sysfs_global *g,
 		       const bool *present, const struct sysfs_node *nodes,
-		       pid_t daemon, const struct history *h)
+		       pid_t daemon, const struct history *h,
+		       const struct protect_env *units)
 {
+	char uerr[512];
 	const char *sep = "";
 	unsigned int i;
 	int n, k;
@@ -159,7 +173,13 @@ static void print_json(FILE *out, const struct sysfs_global *g,
 		json_string(out, h->e[j].reason);
 		fputc('}', out);
 	}
-	fprintf(out, "]}\n");
+	fputc(']', out);
+	if (units) {
+		fprintf(out, ",\"units\":");
+		if (ctl_units(out, units, true, uerr, sizeof(uerr)))
+			fprintf(out, "null");
+	}
+	fprintf(out, "}\n");
 }
 
 static int lacks_feature(int r, const char *sysfs, char *err, size_t len)
@@ -171,7 +191,7 @@ static int lacks_feature(int r, const char *sysfs, char *err, size_t len)
 }
 
 int ctl_status(FILE *out, const char *sysfs, const char *rundir, bool json,
-	       char *err, size_t len)
+	       const struct protect_env *units, char *err, size_t len)
 {
 	struct sysfs_node nodes[CONFIG_MAX_NODES];
 	bool present[CONFIG_MAX_NODES];
@@ -203,10 +223,12 @@ int ctl_status(FILE *out, const char *sysfs, const char *rundir, bool json,
 	daemon = runtime_daemon_pid(rundir);
 	if (runtime_read_history(rundir, &h))
 		memset(&h, 0, sizeof(h));
-	if (json)
-		print_json(out, &g, present, nodes, daemon, &h);
-	else
+	if (json) {
+		print_json(out, &g, present, nodes, daemon, &h, units);
+	} else {
 		print_table(out, &g, present, nodes, daemon, &h);
+		print_units(out, units);
+	}
 	return ferror(out) ? -EIO : 0;
 }
 

@@ -10,13 +10,16 @@
 #include <stddef.h>
 #include <stdio.h>
 
+struct protect_env;
+
 /*
- * Print the pools under @sysfs and the daemon's last decisions from
- * @rundir, as a table or as one JSON object.  Returns 0, -ENOENT when the
- * kernel lacks the feature, or another -errno (message in @err).
+ * Print the pools under @sysfs, the daemon's last decisions from @rundir
+ * and, unless @units is NULL, the units protected with secmemctl protect
+ * (protect.h), as a table or as one JSON object.  Returns 0, -ENOENT
+ * when the kernel lacks the feature, or another -errno (message in @err).
  */
 int ctl_status(FILE *out, const char *sysfs, const char *rundir, bool json,
-	       char *err, size_t len);
+	       const struct protect_env *units, char *err, size_t len);
 
 /*
  * Check and write one setting: a per-node size (pool_target,

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "ctl.h"
+#include "protect.h"
 #include "runtime.h"
 #include "sysfs.h"
 #include "units.h"
@@ -24,21 +25,36 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: secmemctl [OPTIONS] status [--json]\n"
+		"Usage: secmemctl [OPTIONS] status [--json] [--units]\n"
 		"       secmemctl [OPTIONS] set KEY VALUE [--node N]\n"
+		"       secmemctl [OPTIONS] protect UNIT [--mode MODES] [--memlock SIZE] [--no-new-privs]\n"
+		"       secmemctl [OPTIONS] unprotect UNIT\n"
 		"\n"
 		"KEY is pool_target, watermark_low, watermark_high (sizes such as 64M;\n"
 		"every node unless --node) or flush_on_free (immediate or deferred).\n"
+		"protect runs a service with libsecmem-preload (a systemd drop-in);\n"
+		"MODES: openssl, sodium, heap, comma-separated (default openssl,sodium).\n"
+		"status --units: only the protected units (no pools needed).\n"
 		"\n"
 		"Options:\n"
 		"  --sysfs-root DIR   sysfs mount point (default " SYSFS_ROOT_DEFAULT ")\n"
 		"  --runtime-dir DIR  secmemd's runtime directory (default " RUNTIME_DIR_DEFAULT ")\n"
+		"  --unit-dir DIR     where drop-ins go (default " PROTECT_UNIT_DIR ")\n"
+		"  --config FILE      secmem.conf, for pool_max (default " PROTECT_CONFIG ")\n"
+		"  --proc-root DIR    procfs mount point (default " PROTECT_PROC ")\n"
+		"  --cgroup-root DIR  cgroup2 mount point (default " PROTECT_CGROUP ")\n"
 		"  -h, --help         this text\n");
 }
 
 static int exit_status(int r)
 {
 	return r == -ENOENT ? EXIT_NO_FEATURE : 1;
+}
+
+/* protect/unprotect: only a missing backend is the kernel's lack. */
+static int protect_exit_status(int r)
+{
+	return r == -ENOTSUP ? EXIT_NO_FEATURE : 1;
 }
 
 int main(int argc, char **argv)
@@ -48,14 +64,26 @@ int main(int argc, char **argv)
 		{ "runtime-dir", required_argument, NULL, 'R' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "node", required_argument, NULL, 'n' },
+		{ "units", no_argument, NULL, 'u' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "memlock", required_argument, NULL, 'l' },
+		{ "no-new-privs", no_argument, NULL, 'N' },
+		{ "unit-dir", required_argument, NULL, 'U' },
+		{ "config", required_argument, NULL, 'C' },
+		{ "proc-root", required_argument, NULL, 'P' },
+		{ "cgroup-root", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	const char *sysfs = SYSFS_ROOT_DEFAULT, *rundir = RUNTIME_DIR_DEFAULT;
-	bool json = false;
+	struct protect_opts po = { .mode = NULL };
+	bool json = false, units_only = false, pflags = false;
+	struct protect_env env;
 	int node = -1, c, r;
-	char err[512];
+	char err[1024];
 	uint64_t v;
+
+	protect_env_default(&env);
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -77,6 +105,45 @@ int main(int argc, char **argv)
 			}
 			node = (int)v;
 			break;
+		case 'u':
+			units_only = true;
+			break;
+		case 'm':
+			if (!protect_valid_modes(optarg)) {
+				fprintf(stderr,
+					"secmemctl: --mode %s: modes are openssl, sodium and heap, comma-separated\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			po.mode = optarg;
+			pflags = true;
+			break;
+		case 'l':
+			if (parse_size(optarg, &v) || v > CONFIG_SIZE_MAX) {
+				fprintf(stderr,
+					"secmemctl: --memlock: '%s' is not a size in [1M, 1T] (e.g. 64M)\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			po.memlock = v ? v : 1;	/* 0: refused as too low */
+			pflags = true;
+			break;
+		case 'N':
+			po.no_new_privs = true;
+			pflags = true;
+			break;
+		case 'U':
+			env.unit_dir = optarg;
+			break;
+		case 'C':
+			env.config = optarg;
+			break;
+		case 'P':
+			env.proc = optarg;
+			break;
+		case 'G':
+			env.cgroup = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -88,9 +155,27 @@ int main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 
-	if (argc == 1 && !strcmp(argv[0], "status") && node < 0) {
-		r = ctl_status(stdout, sysfs, rundir, json, err, sizeof(err));
-	} else if (argc == 3 && !strcmp(argv[0], "set") && !json) {
+	if (argc == 2 && !strcmp(argv[0], "protect") && !json && node < 0 &&
+	    !units_only) {
+		if (!po.mode)
+			po.mode = "openssl,sodium";
+		r = ctl_protect(stdout, &env, argv[1], &po, err, sizeof(err));
+		goto done_protect;
+	} else if (argc == 2 && !strcmp(argv[0], "unprotect") && !json &&
+		   node < 0 && !units_only && !pflags) {
+		r = ctl_unprotect(stdout, &env, argv[1], err, sizeof(err));
+		goto done_protect;
+	} else if (argc == 1 && !strcmp(argv[0], "status") && node < 0 &&
+		   units_only && !pflags) {
+		r = ctl_units(stdout, &env, json, err, sizeof(err));
+		if (!r && json)
+			putchar('\n');
+	} else if (argc == 1 && !strcmp(argv[0], "status") && node < 0 &&
+		   !pflags) {
+		r = ctl_status(stdout, sysfs, rundir, json, &env, err,
+			       sizeof(err));
+	} else if (argc == 3 && !strcmp(argv[0], "set") && !json &&
+		   !units_only && !pflags) {
 		r = ctl_set(sysfs, rundir, argv[1], argv[2], node, err,
 			    sizeof(err));
 	} else {
@@ -101,6 +186,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "secmemctl: %s\n", err);
 		return exit_status(r);
 	}
+	goto flush;
+done_protect:
+	if (r) {
+		fflush(stdout);
+		fprintf(stderr, "secmemctl: %s\n", err);
+		return protect_exit_status(r);
+	}
+flush:
 	if (fflush(stdout)) {
 		perror("secmemctl: stdout");
 		return 1;

@@ -132,6 +132,7 @@ __attribute__((constructor)) static void preload_init(void)
 			(int)getpid(), m & PRELOAD_OPENSSL ? " openssl" : "",
 			m & PRELOAD_SODIUM ? " sodium" : "",
 			m & PRELOAD_HEAP ? " heap" : "", secmem_backend_name(b));
+	preload_stats_init();
 	if (m & PRELOAD_HEAP)
 		preload_heap_init();
 }

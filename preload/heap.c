@@ -84,6 +84,7 @@ static inline bool serve(void)
 	if (active()) {
 		atomic_fetch_add_explicit(&preload_served_heap, 1,
 					  memory_order_relaxed);
+		preload_stats_tick();
 		return true;
 	}
 	if (preload_modes() & PRELOAD_HEAP)

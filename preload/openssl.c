@@ -75,6 +75,7 @@ static int alloc_failed;
 
 static void *checked(void *p, size_t num)
 {
+	preload_stats_tick();
 	if (p)
 		atomic_fetch_add_explicit(&preload_served_openssl, 1,
 					  memory_order_relaxed);

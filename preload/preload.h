@@ -19,6 +19,8 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "stats_export.h"
+
 #define PRELOAD_OPENSSL	(1U << 0)
 #define PRELOAD_SODIUM	(1U << 1)
 #define PRELOAD_HEAP	(1U << 2)

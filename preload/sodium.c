@@ -146,6 +146,7 @@ void *sodium_malloc(size_t size)
 	}
 	atomic_fetch_add_explicit(&preload_served_sodium, 1,
 				  memory_order_relaxed);
+	preload_stats_tick();
 	user = block + total - size;
 	h = (struct hdr *)(user - HDR_OFF);
 	*h = (struct hdr){ .magic = HDR_MAGIC, .user = user, .size = size,

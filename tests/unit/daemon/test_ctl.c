@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <sys/mman.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -165,7 +168,7 @@ START_TEST(status_json_exact)
 	history_add(&h, 1700000000, "node 0: a \"quoted\" reason");
 	ck_assert_int_eq(runtime_write_history(rundir, &h), 0);
 	fake_write(root, N0 "pool_target", "33554432\n");
-	ck_assert_int_eq(ctl_status(f, root, rundir, true, err, sizeof(err)), 0);
+	ck_assert_int_eq(ctl_status(f, root, rundir, true, NULL, err, sizeof(err)), 0);
 	fclose(f);
 	ck_assert_str_eq(buf,
 		"{\"flush_on_free\":\"immediate\",\"pageblock_bytes\":2097152,"
@@ -194,7 +197,7 @@ START_TEST(status_table)
 
 	fake_write(root, N1 "pool_target", "33554432\n");
 	fake_write(root, N1 "watermark_high", "67108864\n");
-	ck_assert_int_eq(ctl_status(f, root, rundir, false, err, sizeof(err)), 0);
+	ck_assert_int_eq(ctl_status(f, root, rundir, false, NULL, err, sizeof(err)), 0);
 	fclose(f);
 	ck_assert_msg(strstr(buf, "flush_on_free: immediate    pageblock: 2M    secmemd: not running\n"),
 		      "%s", buf);
@@ -209,7 +212,7 @@ START_TEST(status_without_feature)
 {
 	FILE *f = fopen("/dev/null", "w");
 
-	ck_assert_int_eq(ctl_status(f, "/nonexistent", rundir, false, err,
+	ck_assert_int_eq(ctl_status(f, "/nonexistent", rundir, false, NULL, err,
 				    sizeof(err)),
 			 -ENOENT);
 	fclose(f);
@@ -405,37 +408,68 @@ END_TEST
  * secmemctl status while daemons start and stop: asking whether one runs
  * must never make one fail to start.  (The reader's flock(LOCK_SH) on the
  * pid file used to make a starting daemon's LOCK_EX|LOCK_NB fail.)
+ *
+ * The starts are bounded by time, not by count: each one creates and
+ * renames the pid file, which on a loaded 2-core machine took up to 1 ms,
+ * and the reader hammers /proc/locks, whose every read takes the kernel's
+ * file-lock rwsem for writing and so slows every flock() down too.  3000
+ * starts then ran past Check's 4 s timeout.  What the test needs is not a
+ * number of starts but starts that overlap reads: the reader counts its
+ * reads in shared memory, and the test requires enough of both.
  */
 START_TEST(status_does_not_race_a_starting_daemon)
 {
 	pid_t holder = 0, child, me = getpid(), seen;
 	int i, fd, status, busy = 0, wrong = 0;
+	unsigned long reads_before, reads;
+	_Atomic unsigned long *shared;
+	struct timespec t0, t;
+	double elapsed = 0;
 
+	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(shared, MAP_FAILED);
+	atomic_store(shared, 0);
 	fd = runtime_lock(rundir, &holder);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 	child = fork();
 	ck_assert_int_ge(child, 0);
 	if (child == 0) {
-		for (;;)
+		for (;;) {
 			runtime_daemon_pid(rundir);
+			atomic_fetch_add(shared, 1);
+		}
 	}
-	for (i = 0; i < 3000; i++) {
+	/* The reader is running before the first start. */
+	while (!atomic_load(shared))
+		usleep(1000);
+	reads_before = atomic_load(shared);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < 3000 && elapsed < 1.5; i++) {
 		fd = runtime_lock(rundir, &holder);
 		if (fd == -EBUSY) {
 			busy++;
-			continue;
+		} else {
+			ck_assert_int_ge(fd, 0);
+			seen = runtime_daemon_pid(rundir);
+			wrong += seen != me;
+			close(fd);
 		}
-		ck_assert_int_ge(fd, 0);
-		seen = runtime_daemon_pid(rundir);
-		wrong += seen != me;
-		close(fd);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		elapsed = (double)(t.tv_sec - t0.tv_sec) +
+			  (double)(t.tv_nsec - t0.tv_nsec) / 1e9;
 	}
+	reads = atomic_load(shared) - reads_before;
 	kill(child, SIGKILL);
 	waitpid(child, &status, 0);
-	ck_assert_msg(!busy, "%d of 3000 starts refused while secmemctl looked",
-		      busy);
+	munmap((void *)shared, sizeof(*shared));
+	ck_assert_msg(!busy, "%d of %d starts refused while secmemctl looked",
+		      busy, i);
 	ck_assert_msg(!wrong, "%d times the holder was not reported", wrong);
+	ck_assert_msg(i >= 200 && reads >= 200,
+		      "too little overlap to tell: %d starts, %lu reads in %.1f s",
+		      i, reads, elapsed);
 }
 END_TEST
 

@@ -13,6 +13,11 @@
  *   preload_probe forkkeys  keys in the secure heap and sodium_malloc()
  *                           memory, used and freed by a fork child (a
  *                           pre-forking server)
+ *   preload_probe hold      heap mode: 300000 bytes allocated, a forked
+ *                           child with allocations of its own; prints
+ *                           "PARENT CHILD" and waits for EOF on stdin
+ *                           (for secmemctl status, which reads the
+ *                           statistics page of each)
  *   preload_probe overflow|underflow|noaccess|readonly
  *                           sodium faults that must kill the process
  *
@@ -22,6 +27,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -307,6 +313,55 @@ static int do_forkkeys(void)
 	return 0;
 }
 
+/* An allocation the compiler cannot remove (it drops free(malloc(n))). */
+static void allocate_once(void)
+{
+	void *volatile p = malloc(16);
+
+	free(p);
+}
+
+/* Allocate, then allocate again more than 100 ms later: that refreshes
+ * the statistics page (stats_export.c) with the first allocations. */
+static int do_hold(void)
+{
+	char *keep[3], c;
+	pid_t child;
+	int i, st;
+
+	for (i = 0; i < 3; i++) {
+		keep[i] = malloc(100000);
+		CHECK(1, keep[i] && secmem_owns(keep[i]));
+		memset(keep[i], 0x5a, 100000);
+	}
+	usleep(150000);
+	allocate_once();
+	child = fork();
+	CHECK(2, child >= 0);
+	if (child == 0) {
+		/* Its own page, at its first refresh after the fork. */
+		char *mine;
+
+		usleep(150000);
+		mine = malloc(50000);
+		if (!mine)
+			_exit(3);
+		usleep(150000);
+		allocate_once();
+		for (;;)
+			pause();
+	}
+	printf("%ld %ld\n", (long)getpid(), (long)child);
+	fflush(stdout);
+	while (read(STDIN_FILENO, &c, 1) > 0)
+		;
+	kill(child, SIGKILL);
+	CHECK(4, waitpid(child, &st, 0) == child);
+	for (i = 0; i < 3; i++)
+		free(keep[i]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2)
@@ -321,5 +376,7 @@ int main(int argc, char **argv)
 		return do_forkkeys();
 	if (!strcmp(argv[1], "plain"))
 		return do_plain();
+	if (!strcmp(argv[1], "hold"))
+		return do_hold();
 	return do_sodium_fault(argv[1]);
 }

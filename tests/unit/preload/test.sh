@@ -234,6 +234,86 @@ if command -v setpriv >/dev/null && [ -x "$build/preload/test/nobackend" ]; then
 	expect 125 "no secret-memory backend: secmem-run refuses" \
 		"$build/preload/test/nobackend" "$run" true
 fi
+# secmemctl protect and status with a real preloaded process: systemd is
+# played by tests/unit/daemon/fake-systemctl.sh, the unit's cgroup is a
+# fake tree listing the probe's pids, /proc is the real one.
+ctl=$build/daemon/secmemctl
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+fs=$out/fake-systemd
+mkdir -p "$fs/units" "$fs/unit-dir" "$out/cg/system.slice/probe.service"
+export FAKE_SYSTEMD=$fs SECMEMCTL_SYSTEMCTL=$top/tests/unit/daemon/fake-systemctl.sh
+unit_desc() {	# unit_desc PROGRAM: a running unit whose ExecStart= is PROGRAM
+	printf '%s\n' LoadState=loaded ActiveState=active User= Group= \
+		NoNewPrivileges=no ControlGroup=/system.slice/probe.service \
+		"ExecStart={ path=$1 ; argv[]=$1 hold ; ignore_errors=no }"
+}
+ctlx() { "$ctl" --unit-dir "$fs/unit-dir" --cgroup-root "$out/cg" "$@"; }
+unit_desc "$probe" >"$fs/units/probe.service"
+expect 0 "secmemctl protect: a dynamically linked service is protected" \
+	ctlx protect probe --mode heap
+grep -qx "Environment=LD_PRELOAD=$SECMEM_PRELOAD_LIB" "$fs/unit-dir/probe.service.d/secmem.conf" &&
+	grep -qx "Environment=SECMEM_PRELOAD_MODE=heap" "$fs/unit-dir/probe.service.d/secmem.conf" &&
+	grep -qx "LimitMEMLOCK=256M" "$fs/unit-dir/probe.service.d/secmem.conf"
+result $? "... the drop-in sets LD_PRELOAD, the mode and LimitMEMLOCK"
+# The probe under the preload as the drop-in says, held open by a pipe.
+mkfifo "$out/hold-in"
+env LD_PRELOAD="$SECMEM_PRELOAD_LIB" SECMEM_PRELOAD_MODE=heap \
+	"$probe" hold <"$out/hold-in" >"$out/hold" 2>"$out/hold-err" &
+holder=$!
+exec 7>"$out/hold-in"
+for _ in $(seq 50); do [ -s "$out/hold" ] && break; sleep 0.1; done
+read -r ppid cpid <"$out/hold" || true
+sleep 0.5	# the child's first refresh after its fork
+printf '%s\n' "${ppid:-0}" "${cpid:-0}" >"$out/cg/system.slice/probe.service/cgroup.procs"
+expect 0 "secmemctl status --units reads the statistics of the service's processes" ctlx status --units
+grep -Eq "^probe.service +heap +256M +active +${ppid:-x} +(memfd-secret|unmapped-memfd) +([0-9]+)" "$out/o" &&
+	[ "$(awk -v p="${ppid:-x}" '$5 == p { print $7 }' "$out/o")" -ge 300000 ]
+result $? "... the parent: its backend and at least the 300000 bytes it holds ($(tr -s ' ' <"$out/o" | grep " ${ppid:-x} " | cut -c1-120))"
+# The child has the parent's 300000 bytes (heap mode copies them) and
+# 50000 of its own: more than the parent, so the figures are its own.
+awk -v p="${cpid:-x}" '$5 == p && $6 ~ /^(memfd-secret|unmapped-memfd)$/ && $7 >= 350000 { ok = 1 } END { exit !ok }' "$out/o"
+result $? "... the forked child: a page of its own, with its own allocations ($(tr -s ' ' <"$out/o" | grep " ${cpid:-x} " | cut -c1-120))"
+[ "$(grep -c 'memfd:secmem-stats' "/proc/${cpid:-x}/maps" 2>/dev/null)" = 1 ]
+result $? "... the child maps exactly one statistics page"
+ctlx status --units --json >"$out/json" 2>"$out/e"
+grep -q "{\"unit\":\"probe.service\",\"mode\":\"heap\",\"memlock\":268435456,.*\"processes\":\[{\"pid\":${ppid:-x},\"backend\":\"[a-z-]*\",\"bytes_in_use\":[1-9][0-9]\{5,\}," "$out/json"
+result $? "secmemctl status --units --json: the unit, its pid, backend and bytes in use"
+# The page holds no secret: the probe's 0x5a bytes are nowhere in it.
+l=$(grep 'memfd:secmem-stats' "/proc/${ppid:-x}/maps" | cut -d' ' -f1)
+[ -n "$l" ] && od -An -tx1 -v "/proc/${ppid:-x}/map_files/$l" >"$out/page" &&
+	grep -q . "$out/page" && ! grep -q '5a 5a 5a 5a' "$out/page"
+result $? "the statistics page (read as root through map_files) holds counters, not the secret"
+exec 7>&-
+wait "$holder"
+result $? "the held probe exits cleanly ($(head -c 200 "$out/hold-err"))"
+expect 0 "secmemctl unprotect removes the drop-in" ctlx unprotect probe
+[ ! -e "$fs/unit-dir/probe.service.d" ]
+result $? "... and its directory"
+# What protect refuses, with the status that says why.
+unit_desc /bin/busybox >"$fs/units/probe.service"
+expect 1 "secmemctl protect: a statically linked ExecStart= is refused" ctlx protect probe
+grep_err "... and the message says why" "busybox is statically linked: LD_PRELOAD cannot interpose"
+sgid=$build/preload/test/sgid-true
+cp /bin/true "$sgid" && chgrp nogroup "$sgid" && chmod 2755 "$sgid"
+unit_desc "$sgid" >"$fs/units/probe.service"
+expect 1 "secmemctl protect: a set-group-ID ExecStart= is refused" ctlx protect probe
+grep_err "... naming the way out" "is set-group-ID (group 65534): the dynamic loader ignores LD_PRELOAD.*--no-new-privs"
+expect 0 "secmemctl protect --no-new-privs protects it" ctlx protect probe --no-new-privs
+grep -qx "NoNewPrivileges=yes" "$fs/unit-dir/probe.service.d/secmem.conf"
+result $? "... with NoNewPrivileges=yes"
+expect 0 "secmemctl unprotect" ctlx unprotect probe
+rm -f "$sgid"
+unit_desc "$probe" >"$fs/units/probe.service"
+if command -v setpriv >/dev/null && [ -x "$build/preload/test/nobackend" ]; then
+	expect 3 "secmemctl protect without a secret-memory backend: status 3" \
+		"$build/preload/test/nobackend" "$ctl" --unit-dir "$fs/unit-dir" protect probe
+	grep_err "... and says so" "this kernel has no secret-memory backend"
+	[ ! -e "$fs/unit-dir/probe.service.d" ]
+	result $? "... and writes nothing"
+fi
+SECMEM_PRELOAD_LIB=$out/none expect 1 "secmemctl protect without the preload library" ctlx protect probe
+grep_err "... names it" "$out/none: No such file or directory (is libsecmem-preload installed?)"
+unset FAKE_SYSTEMD SECMEMCTL_SYSTEMCTL
 echo "1..$n"
 } | tee "$tap"
 [ "$failed" = 0 ] && ! grep -q '^not ok' "$tap" 2>/dev/null

@@ -145,7 +145,8 @@ for rp_mode in none heap; do
 		ssh-keygen -Y check-novalidate -n file -f "$rp_dir/id_ed25519.pub" \
 			-s "$rp_dir/signed.sig" <"$rp_dir/signed" >/dev/null 2>&1
 	result $? "realprogs.ssh.$rp_mode.sign" "ssh-agent $how: ssh-add, then a signature made by the agent verifies"
-	grep -c '/memfd:secmem' "/proc/$rp_pid/maps" >"$rp_dir/maps.ssh.$rp_mode"
+	# Arenas only: the preload's statistics page is /memfd:secmem-stats.
+	grep -c '/memfd:secmem (deleted)$' "/proc/$rp_pid/maps" >"$rp_dir/maps.ssh.$rp_mode"
 	"$rp_dir/kcore-find" "ssh.ed25519-seed=$ssh_seed" >"$rp_dir/scan.ssh.$rp_mode" 2>&1
 	result $? "realprogs.ssh.$rp_mode.scan" "root scan of /proc/kcore ($(tail -1 "$rp_dir/scan.ssh.$rp_mode"))"
 	indent <"$rp_dir/scan.ssh.$rp_mode"
@@ -159,6 +160,91 @@ check realprogs.ssh.heap.absent "--mode heap: the seed is not in kernel RAM whil
 	grep -q 'ssh.ed25519-seed absent' "$rp_dir/scan.ssh.heap"
 check realprogs.ssh.heap.mapped "--mode heap: the agent's heap (pre-key, shielded key) is on the unmapped memfd: $(cat "$rp_dir/maps.ssh.heap") memfd:secmem mappings, $(cat "$rp_dir/maps.ssh.none") in the plain agent" \
 	sh -c '[ "$(cat "$1")" -gt 0 ] && [ "$(cat "$2")" = 0 ]' - "$rp_dir/maps.ssh.heap" "$rp_dir/maps.ssh.none"
+
+# --- ssh-agent as a system service, under secmemctl protect ---------------------
+# The same agent as a systemd service, protected as an administrator
+# would: secmemctl protect writes /etc/systemd/system/UNIT.d/secmem.conf
+# and reloads systemd, which starts the agent with the preload. Debian's
+# ssh-agent is set-group-ID _ssh: protect refuses it, as secmem-run does,
+# until --no-new-privs writes NoNewPrivileges=yes. secmemctl status then
+# reads the agent's backend and bytes in use from the statistics page its
+# preload maps (docs/preload.md). unprotect removes the drop-in.
+
+svc=secmem-ssh-agent.service
+svc_sock=/run/secmem-agent.sock
+svc_dropin=/etc/systemd/system/$svc.d/secmem.conf
+rm -f "$svc_sock" "$rp_dir/signed.sig"
+printf '%s\n' "[Unit]" "Description=ssh-agent for the secmem guest test" "" \
+	"[Service]" "ExecStart=/usr/bin/ssh-agent -D -a $svc_sock" >"/etc/systemd/system/$svc"
+echo "  # /etc/systemd/system/$svc:"
+indent <"/etc/systemd/system/$svc"
+systemctl daemon-reload
+secmemctl protect "$svc" --mode heap >"$rp_dir/protect.out" 2>&1
+rc=$?
+indent <"$rp_dir/protect.out"
+check realprogs.svc.setgid-refused "secmemctl protect refuses the set-group-ID ssh-agent without --no-new-privs (status $rc), writes nothing" \
+	sh -c '[ "$1" = 1 ] && grep -q "is set-group-ID" "$2" && [ ! -e "$3" ]' - "$rc" "$rp_dir/protect.out" "$svc_dropin"
+show secmemctl protect "$svc" --mode heap --no-new-privs
+result $? realprogs.svc.protect "secmemctl protect $svc --mode heap --no-new-privs"
+echo "  # $svc_dropin:"
+indent <"$svc_dropin"
+svc_lib=$(sed -n 's/^Environment=LD_PRELOAD=//p' "$svc_dropin")
+check realprogs.svc.dropin "the drop-in preloads the packaged library (${svc_lib:-none}) in heap mode, with NoNewPrivileges=yes" \
+	sh -c 'dpkg -S "$2" | grep -q "^secmem-run: " && grep -qx "Environment=SECMEM_PRELOAD_MODE=heap" "$1" &&
+		grep -qx "NoNewPrivileges=yes" "$1" && head -1 "$1" | grep -q "^# Written by secmemctl protect"' \
+	- "$svc_dropin" "$svc_lib"
+svc_limit=$(sed -n 's/^LimitMEMLOCK=//p' "$svc_dropin")
+check realprogs.svc.systemd "systemd runs the unit with it: Environment has LD_PRELOAD, LimitMEMLOCK=${svc_limit:-none}" \
+	sh -c 'systemctl show -p Environment --value "$1" | grep -q "LD_PRELOAD=$2" &&
+		[ "$(systemctl show -p LimitMEMLOCK --value "$1")" = "$3" ]' - "$svc" "$svc_lib" "$(bytes "$svc_limit")"
+secmemctl protect "$svc" --mode heap --no-new-privs >"$rp_dir/protect.again" 2>&1
+check realprogs.svc.idempotent "protecting again changes nothing: $(head -1 "$rp_dir/protect.again")" \
+	grep -q "already protected" "$rp_dir/protect.again"
+systemctl start "$svc"
+wait_for 10 test -S "$svc_sock"
+svc_pid=$(systemctl show -p MainPID --value "$svc")
+check realprogs.svc.started "$svc started (pid ${svc_pid:-none}), its socket is there" \
+	sh -c '[ "$1" -gt 0 ] && test -S "$2"' - "${svc_pid:-0}" "$svc_sock"
+check realprogs.svc.process "the agent runs preloaded, without the set-group-ID privilege, with the memory lock limit" \
+	sh -c 'grep -q libsecmem-preload "/proc/$1/maps" && grep -q "^NoNewPrivs:[[:space:]]*1" "/proc/$1/status" &&
+		[ "$(awk "/^Max locked memory/ {print \$4}" "/proc/$1/limits")" = "$2" ]' - "${svc_pid:-0}" "$(bytes "$svc_limit")"
+SSH_AUTH_SOCK=$svc_sock ssh-add "$rp_dir/id_ed25519" >/dev/null 2>&1
+result $? realprogs.svc.add "ssh-add the Ed25519 key to the service's agent"
+SSH_AUTH_SOCK=$svc_sock ssh-add -l >"$rp_dir/svc.list" 2>&1
+indent <"$rp_dir/svc.list"
+check realprogs.svc.list "ssh-add -l lists it" grep -q 'secmem-test (ED25519)' "$rp_dir/svc.list"
+SSH_AUTH_SOCK=$svc_sock ssh-keygen -q -Y sign -f "$rp_dir/id_ed25519.pub" -n file "$rp_dir/signed" 2>/dev/null &&
+	ssh-keygen -Y check-novalidate -n file -f "$rp_dir/id_ed25519.pub" \
+		-s "$rp_dir/signed.sig" <"$rp_dir/signed" >/dev/null 2>&1
+result $? realprogs.svc.sign "a signature made by the service's agent (ssh-keygen -Y sign) verifies"
+grep -c '/memfd:secmem (deleted)$' "/proc/${svc_pid:-0}/maps" >"$rp_dir/maps.svc" 2>/dev/null
+check realprogs.svc.mapped "the agent's heap is on the unmapped memfd ($(cat "$rp_dir/maps.svc") memfd:secmem mappings)" \
+	[ "$(cat "$rp_dir/maps.svc")" -gt 0 ]
+secmemctl status --units >"$rp_dir/svc.status" 2>&1
+echo "  # secmemctl status --units"
+indent <"$rp_dir/svc.status"
+check realprogs.svc.status "secmemctl status lists $svc: heap, pid ${svc_pid:-none}, backend unmapped-memfd, bytes in use > 0" \
+	awk -v u="$svc" -v p="${svc_pid:-0}" '$1 == u && $2 == "heap" && $4 == "active" && $5 == p &&
+		$6 == "unmapped-memfd" && $7 > 0 { ok = 1 } END { exit !ok }' "$rp_dir/svc.status"
+secmemctl status --json >"$rp_dir/svc.json"
+check realprogs.svc.json "secmemctl status --json has the unit next to the pools' figures" \
+	grep -q "\"units\":\[.*{\"unit\":\"$svc\",\"mode\":\"heap\",.*\"processes\":\[{\"pid\":${svc_pid:-0},\"backend\":\"unmapped-memfd\",\"bytes_in_use\":[1-9]" \
+	"$rp_dir/svc.json"
+"$rp_dir/kcore-find" "ssh.ed25519-seed=$ssh_seed" >"$rp_dir/scan.svc" 2>&1
+result $? realprogs.svc.scan "root scan of /proc/kcore while the service holds the key ($(tail -1 "$rp_dir/scan.svc"))"
+indent <"$rp_dir/scan.svc"
+check realprogs.svc.absent "the seed is not in kernel RAM" grep -q 'ssh.ed25519-seed absent' "$rp_dir/scan.svc"
+systemctl stop "$svc"
+show secmemctl unprotect "$svc"
+result $? realprogs.svc.unprotect "secmemctl unprotect $svc"
+check realprogs.svc.removed "the drop-in is gone, and systemd no longer preloads the unit" \
+	sh -c '[ ! -e "$1" ] && [ ! -e "${1%/*}" ] && ! systemctl show -p Environment --value "$2" | grep -q LD_PRELOAD' \
+	- "$svc_dropin" "$svc"
+secmemctl unprotect "$svc" >"$rp_dir/unprotect.again" 2>&1
+check realprogs.svc.unprotect-again "unprotect of an unprotected unit: status 0, says so" \
+	grep -q "not protected" "$rp_dir/unprotect.again"
+rm -f "/etc/systemd/system/$svc" "$svc_sock"
+systemctl daemon-reload
 
 # --- minisign 0.11 (libsodium) -------------------------------------------------
 # A key pair without a password (-W), then minisign -S with the message a

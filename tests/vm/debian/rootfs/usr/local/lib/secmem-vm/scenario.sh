@@ -458,6 +458,7 @@ summary_line "application" "$(sed -n 's/^secret-demo: backend /backend /p' "$wor
 # shellcheck disable=SC2154 # rp_dir and rp_left are set by realprogs.sh
 summary_line "unmodified openssl" "s_server kcore scan, secrets found of 7: plain $(grep -c ' found at' "$rp_dir/scan.none"), --mode openssl $(grep -c ' found at' "$rp_dir/scan.openssl") (${rp_left:-none}), --mode heap $(grep -c ' found at' "$rp_dir/scan.heap")"
 summary_line "unmodified ssh-agent" "key shielded by OpenSSH (seed absent even plain); --no-new-privs --mode heap: heap on $(cat "$rp_dir/maps.ssh.heap") memfd:secmem mappings"
+summary_line "ssh-agent service" "secmemctl protect --mode heap --no-new-privs; status: $(awk -v u=secmem-ssh-agent.service '$1 == u { print $6 ", " $7 " bytes in use"; exit }' "$rp_dir/svc.status" 2>/dev/null); kcore: $(grep -q 'seed absent' "$rp_dir/scan.svc" 2>/dev/null && echo seed absent || echo seed FOUND or not scanned)"
 summary_line "unmodified minisign" "Ed25519 seed in kernel RAM: plain $(grep -q 'seed found' "$rp_dir/scan.mini.none" && echo found || echo absent), --mode sodium $(grep -q 'seed found' "$rp_dir/scan.mini.sodium" && echo found || echo absent), --mode sodium,heap $(grep -q 'seed found' "$rp_dir/scan.mini.sodium,heap" && echo found || echo absent)"
 summary_line "systemd-analyze" "security: exposure ${overall:-?}"
 echo "1..$n"
