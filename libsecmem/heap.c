@@ -27,15 +27,34 @@ static const uint32_t heap_class_size[SM_NCLASSES] = {
 _Static_assert(sizeof(heap_class_size) / sizeof(heap_class_size[0]) ==
 	       SM_NCLASSES, "size class table");
 
+/*
+ * Smallest class of at least @need bytes (at most SM_SMALL_MAX), without
+ * a search: 16-byte steps up to 128, then four classes in each power of
+ * two (2^k, 2^(k+1)], 2^(k-2) apart.  The linear search this replaced
+ * cost about 80 instructions per allocation of a few hundred bytes.
+ */
+static unsigned int heap_class_min(size_t need)
+{
+	unsigned int k;
+
+	if (need <= 128)
+		return need ? (unsigned int)((need + 15) / 16) - 1 : 0;
+	k = 63 - (unsigned int)__builtin_clzll((unsigned long long)need - 1);
+	/* need - 2^k is in 1..2^k: steps of 2^(k-2), rounded up, 1..4. */
+	return 8 + (k - 7) * 4 +
+	       (unsigned int)((need - ((size_t)1 << k) - 1) >> (k - 2));
+}
+
 /* Smallest class of at least @need bytes that is a multiple of @align. */
 static int heap_class_of(size_t need, size_t align)
 {
-	unsigned int i = need <= 128 ? (unsigned int)((need + 15) / 16) - 1 : 8;
+	unsigned int i = heap_class_min(need);
 
-	if (need == 0)
-		i = 0;
+	/* Every class is a multiple of SM_ALIGN: no search for malloc(). */
+	if (align <= SM_ALIGN)
+		return (int)i;
 	for (; i < SM_NCLASSES; i++) {
-		if (heap_class_size[i] >= need && heap_class_size[i] % align == 0)
+		if (heap_class_size[i] % align == 0)
 			return (int)i;
 	}
 	return -1;
