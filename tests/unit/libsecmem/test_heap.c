@@ -76,6 +76,67 @@ SM_TEST(test_malloc_boundary_sizes)
 	secmem_free(NULL);	/* no-op */
 }
 
+/* The size classes of libsecmem/heap.c, searched the slow way. */
+static const size_t test_classes[] = {
+	16, 32, 48, 64, 80, 96, 112, 128,
+	160, 192, 224, 256, 320, 384, 448, 512,
+	640, 768, 896, 1024, 1280, 1536, 1792, 2048,
+	2560, 3072, 3584, 4096, 5120, 6144, 7168, 8192,
+	10240, 12288, 14336, 16384,
+};
+
+/* Usable size of a request of @n bytes aligned to @align (8-byte canary). */
+static size_t expect_usable(size_t n, size_t align, size_t pg)
+{
+	size_t need = n + 8;
+
+	for (size_t i = 0; i < sizeof(test_classes) / sizeof(test_classes[0]); i++) {
+		if (test_classes[i] >= need && test_classes[i] % align == 0)
+			return test_classes[i] - 8;
+	}
+	return (need + pg - 1) / pg * pg - 8;
+}
+
+/*
+ * Every small size gets exactly the smallest class that holds it and its
+ * canary (a multiple of the alignment asked): the class is computed, not
+ * searched, and a formula off by one at a power of two would still hand
+ * out enough bytes (usable >= n) while wasting a class, or too few.
+ */
+SM_TEST(test_size_classes)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	const size_t aligns[] = { 32, 64, 128, 256, 512, 1024, 2048, 4096 };
+
+	for (size_t n = 0; n <= 16384; n++) {
+		unsigned char *p = secmem_malloc(n);
+
+		ck_assert_ptr_nonnull(p);
+		ck_assert_msg(secmem_usable_size(p) == expect_usable(n ? n : 1, 16, pg) ||
+			      (!n && secmem_usable_size(p) == 8),
+			      "secmem_malloc(%zu): usable %zu, expected %zu", n,
+			      secmem_usable_size(p), expect_usable(n, 16, pg));
+		p[0] = 1;
+		p[secmem_usable_size(p) - 1] = 2;
+		secmem_free(p);
+	}
+	for (size_t i = 0; i < sizeof(aligns) / sizeof(aligns[0]); i++) {
+		for (size_t n = 1; n <= 16384; n += 37) {
+			unsigned char *p = secmem_aligned_alloc(aligns[i], n);
+
+			ck_assert_ptr_nonnull(p);
+			ck_assert_uint_eq((uintptr_t)p % aligns[i], 0);
+			ck_assert_msg(secmem_usable_size(p) ==
+				      expect_usable(n, aligns[i], pg),
+				      "aligned_alloc(%zu, %zu): usable %zu, "
+				      "expected %zu", aligns[i], n,
+				      secmem_usable_size(p),
+				      expect_usable(n, aligns[i], pg));
+			secmem_free(p);
+		}
+	}
+}
+
 SM_TEST(test_malloc_huge)
 {
 	struct secmem_stats st;
@@ -662,6 +723,87 @@ SM_TEST(test_owns)
 	ck_assert_int_eq(secmem_owns(other), 0);
 }
 
+#define NARENAS 6
+
+static int is_block(char **p, const char *q)
+{
+	for (int i = 0; i < NARENAS; i++) {
+		if (p[i] == q)
+			return 1;
+	}
+	return 0;
+}
+
+/* In a fork child (SECMEM_FORK_DROP): none of the parent's pointers is ours. */
+static void do_owns_none(void *arg)
+{
+	char **p = arg, *q;
+
+	for (int i = 0; i < NARENAS; i++) {
+		if (secmem_owns(p[i]) || secmem_owns(p[i] + 1) ||
+		    secmem_free_if_owned(p[i]))
+			_exit(10 + i);
+	}
+	q = secmem_malloc(100);
+	if (!q || !secmem_owns(q) || secmem_owns(q + secmem_usable_size(q)) ||
+	    secmem_free_if_owned(q) != 1)
+		_exit(20);
+	_exit(0);
+}
+
+/*
+ * The lookup of a pointer's arena scans the arena slots from the one the
+ * thread found last, round to the one before it: each pointer is asked
+ * for after one in another arena, so that the scan starts in the middle
+ * of the table, wraps, and must stop before the slot it started from.
+ * Around each large block: its first and last usable byte are ours, the
+ * canary and the bytes past the arena's pages are not.
+ */
+SM_TEST(test_owns_many_arenas)
+{
+	char *p[NARENAS], err[512];
+	size_t sz[NARENAS];
+	int status;
+
+	/* 1 MiB and more: four or five arenas, some shared by two blocks. */
+	for (int i = 0; i < NARENAS; i++) {
+		sz[i] = (1UL << 20) << (i < 3 ? 0 : i - 2);
+		p[i] = secmem_malloc(sz[i]);
+		ck_assert_ptr_nonnull(p[i]);
+		p[i][0] = (char)i;
+		p[i][sz[i] - 1] = (char)i;
+	}
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < NARENAS; i++) {
+			int j = (i * 5 + round) % NARENAS;
+			size_t u = secmem_usable_size(p[j]);
+
+			ck_assert_int_eq(secmem_owns(p[j]), 1);
+			ck_assert_int_eq(secmem_owns(p[j] + sz[j] - 1), 1);
+			ck_assert_int_eq(secmem_owns(p[j] + u - 1), 1);
+			ck_assert_int_eq(secmem_owns(p[j] + u), 0);	/* canary */
+			ck_assert_int_eq(secmem_owns(p[j] - 1), 0);
+			/* The next page: a guard, a free page or a block. */
+			ck_assert_int_eq(secmem_owns(p[j] + u + 8),
+					 is_block(p, p[j] + u + 8));
+		}
+	}
+	status = test_in_child(do_owns_none, p, err, sizeof(err));
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child status %d: %s", status, err);
+	/* Retired arenas (spare or returned): their pointers are not ours. */
+	for (int i = 1; i < NARENAS; i += 2) {
+		secmem_free(p[i]);
+		ck_assert_int_eq(secmem_owns(p[i]), 0);
+		ck_assert_int_eq(secmem_owns(p[i] + sz[i] - 1), 0);
+	}
+	for (int i = 0; i < NARENAS; i += 2) {
+		ck_assert_int_eq(secmem_owns(p[i] + sz[i] - 1), 1);
+		ck_assert_int_eq(secmem_free_if_owned(p[i]), 1);
+		ck_assert_int_eq(secmem_owns(p[i]), 0);
+	}
+}
+
 SM_TEST(test_strdup)
 {
 	char *d, *n;
@@ -788,6 +930,7 @@ TCase *test_heap_tcase(const char *name)
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_malloc_boundary_sizes);
+	tcase_add_test(tc, test_size_classes);
 	tcase_add_test(tc, test_malloc_huge);
 	tcase_add_test(tc, test_calloc);
 	tcase_add_test(tc, test_realloc);
@@ -803,6 +946,7 @@ TCase *test_heap_tcase(const char *name)
 	tcase_add_test(tc, test_pair_keeps_slab);
 	tcase_add_test(tc, test_stats);
 	tcase_add_test(tc, test_owns);
+	tcase_add_test(tc, test_owns_many_arenas);
 	tcase_add_test(tc, test_free_if_owned);
 	tcase_add_test(tc, test_strdup);
 	return tc;
