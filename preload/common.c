@@ -22,7 +22,7 @@ _Atomic unsigned long preload_served_openssl, preload_served_sodium,
 	preload_served_heap, preload_served_libc;
 static bool verbose;
 
-static _Atomic unsigned int modes_cache = ~0U;
+_Atomic unsigned int preload_modes_cache = ~0U;
 
 static unsigned int parse_modes(const char *s)
 {
@@ -46,17 +46,15 @@ static unsigned int parse_modes(const char *s)
 	return m;
 }
 
-unsigned int preload_modes(void)
+unsigned int preload_modes_parse(void)
 {
-	unsigned int m = atomic_load_explicit(&modes_cache, memory_order_relaxed);
 	const char *env;
+	unsigned int m;
 
-	if (m != ~0U)
-		return m;
 	/* Unset: the two interpositions that only touch secure allocators. */
 	env = getenv("SECMEM_PRELOAD_MODE");
 	m = env ? parse_modes(env) : PRELOAD_OPENSSL | PRELOAD_SODIUM;
-	atomic_store(&modes_cache, m);
+	atomic_store(&preload_modes_cache, m);
 	return m;
 }
 

@@ -27,8 +27,21 @@
 
 #define PRELOAD_API	__attribute__((visibility("default")))
 
-/* The modes in force, parsed once from the environment. */
-unsigned int preload_modes(void);
+/*
+ * The modes in force, parsed once from the environment.  Inline: heap.c's
+ * malloc() and free() ask on every call in every mode (whether to count
+ * an allocation left to glibc), and the call to common.c was about a
+ * third of what the openssl mode added to a process's plain malloc().
+ */
+extern _Atomic unsigned int preload_modes_cache;	/* ~0U: not parsed */
+unsigned int preload_modes_parse(void);
+static inline unsigned int preload_modes(void)
+{
+	unsigned int m = atomic_load_explicit(&preload_modes_cache,
+					      memory_order_relaxed);
+
+	return m != ~0U ? m : preload_modes_parse();
+}
 /* Print "libsecmem-preload: ..." once per @once flag. */
 void preload_warn_once(int *once, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
