@@ -30,6 +30,7 @@
 #include "sanitize.h"
 
 size_t sm_page_size;
+unsigned int sm_page_shift;
 uint64_t sm_canary_key;
 _Atomic int sm_fork_policy = SECMEM_FORK_DROP;
 /* SECMEM_FORK_COPY: the parent waits on [0] until the child closes [1]. */
@@ -75,6 +76,9 @@ static void arena_once(void)
 	unsigned int i;
 
 	sm_page_size = (size_t)sysconf(_SC_PAGESIZE);
+	if (!sm_page_size || (sm_page_size & (sm_page_size - 1)))
+		sm_die("page size %zu is not a power of two", sm_page_size);
+	sm_page_shift = (unsigned int)__builtin_ctzll(sm_page_size);
 	sm_canary_key = sm_random_u64();
 	sm.nheaps = ncpu < 1 ? 1 :
 		    ncpu > SM_MAX_HEAPS ? SM_MAX_HEAPS : (unsigned int)ncpu;
@@ -172,13 +176,6 @@ struct sm_heap *sm_heap_at(unsigned int i)
 unsigned int sm_heap_count(void)
 {
 	return sm.nheaps;
-}
-
-void *sm_run_addr(const struct sm_run *run)
-{
-	return (char *)atomic_load_explicit(&run->arena->base,
-					    memory_order_relaxed) +
-	       run->first_page * sm_page_size;
 }
 
 static bool arena_page_used(const struct sm_arena *a, size_t p)
@@ -579,13 +576,6 @@ bool sm_spares_release(void)
 		pthread_mutex_unlock(&h->lock);
 	}
 	return any;
-}
-
-struct sm_run *sm_run_of(struct sm_arena *a, const void *ptr)
-{
-	uintptr_t off = (uintptr_t)ptr - atomic_load(&a->base);
-
-	return *arena_owner(a, off / sm_page_size);
 }
 
 static bool arena_contains(struct sm_arena *a, uintptr_t p, uintptr_t *base)

@@ -140,6 +140,7 @@ extern _Atomic int sm_fork_policy;
 
 /* arena.c */
 extern size_t sm_page_size;
+extern unsigned int sm_page_shift;	/* log2(sm_page_size) */
 extern uint64_t sm_canary_key;
 int sm_ensure_init(void);
 struct sm_heap *sm_heap_home(void);
@@ -150,8 +151,26 @@ struct sm_run *sm_run_alloc(struct sm_heap *h, size_t npages,
 			    size_t align_pages, size_t desc_size, bool grow);
 void sm_run_release(struct sm_heap *h, struct sm_run *run);
 bool sm_spares_release(void);
-void *sm_run_addr(const struct sm_run *run);
-struct sm_run *sm_run_of(struct sm_arena *a, const void *ptr);
+
+/*
+ * Inline, with a shift for the page number: on the path of every free and
+ * secmem_owns(), where they were calls into arena.c and a division by the
+ * run-time page size.
+ */
+static inline void *sm_run_addr(const struct sm_run *run)
+{
+	return (char *)atomic_load_explicit(&run->arena->base,
+					    memory_order_relaxed) +
+	       (run->first_page << sm_page_shift);
+}
+
+/* The run holding @ptr, which lies in @a (its heap locked); NULL if free. */
+static inline struct sm_run *sm_run_of(struct sm_arena *a, const void *ptr)
+{
+	size_t p = ((uintptr_t)ptr - atomic_load(&a->base)) >> sm_page_shift;
+
+	return a->owner[p >> SM_OWNER_SHIFT][p & (SM_OWNER_LEAF - 1)];
+}
 
 /* heap.c */
 bool sm_heap_drop_idle_slabs(struct sm_heap *h);
