@@ -41,3 +41,40 @@ heap=$("$run" --mode heap "$w" | awk '{print $4}')
 printf '%-22s %12s %12s\n' "malloc workload" "ns/op" "ops/s ratio"
 printf '%-22s %12s %12s\n' glibc "$glibc" 1.00
 printf '%-22s %12s %12s\n' "--mode heap" "$heap" "$(awk -v a="$glibc" -v b="$heap" 'BEGIN{printf "%.3f", a/b}')"
+
+# The same comparison in instructions (valgrind --tool=callgrind), which
+# do not depend on the machine's load: a fixed number of signatures
+# (sign_driver, only its signing loop counted) and the malloc workload
+# (its main()).  Valgrind knows no memfd_secret(2), so these runs use
+# libsecmem's mlock backend (SECMEM_ALLOW_INSECURE=1): the backend only
+# decides how an arena is mapped, not a single instruction of the
+# allocation paths.  PRELOAD_CALLGRIND=0 skips them (about 80 s).
+if [ "${PRELOAD_CALLGRIND:-1}" = 0 ] || ! command -v valgrind >/dev/null; then
+	echo
+	echo "instruction counts skipped (PRELOAD_CALLGRIND=0 or no valgrind)"
+	exit 0
+fi
+ir() {	# ir MODE TOGGLE CMD...: instructions callgrind collected
+	local mode=$1 tog=$2 pre=()
+	shift 2
+	[ -n "$mode" ] && pre=("LD_PRELOAD=$SECMEM_PRELOAD_LIB" "SECMEM_PRELOAD_MODE=$mode")
+	env "${pre[@]}" SECMEM_ALLOW_INSECURE=1 valgrind --tool=callgrind \
+		--toggle-collect="$tog" --callgrind-out-file=/dev/null "$@" 2>&1 |
+		awk '/Collected :/ { print $NF }'
+}
+echo
+printf '%-22s %16s %16s %16s\n' "instructions" "none (glibc)" "--mode openssl" "--mode heap"
+for job in "ec 1000" "rsa 20"; do
+	read -r alg n <<<"$job"
+	base=$(ir "" sign_loop "$build/bench/sign_driver" "$alg" "$n")
+	o=$(ir openssl sign_loop "$build/bench/sign_driver" "$alg" "$n")
+	h=$(ir heap sign_loop "$build/bench/sign_driver" "$alg" "$n")
+	printf '%-22s %16s %16s %16s\n' "$n $alg signs" "$base" \
+		"$o ($(awk -v a="$o" -v b="$base" 'BEGIN{printf "%.4f", a/b}'))" \
+		"$h ($(awk -v a="$h" -v b="$base" 'BEGIN{printf "%.4f", a/b}'))"
+done
+base=$(ir "" main "$w")
+h=$(ir heap main "$w")
+printf '%-22s %16s %16s %16s\n' "malloc workload" "$base" - \
+	"$h ($(awk -v a="$h" -v b="$base" 'BEGIN{printf "%.4f", a/b}'))"
+echo "(ratios: instructions against none; lower is better)"
