@@ -218,17 +218,21 @@ static size_t heap_run_usable(const struct sm_run *run)
  * store each, not a locked read-modify-write.  The counters are atomic
  * only so that secmem_stats() may read them without the lock.
  */
-static void heap_account(struct sm_heap *h, size_t usable, bool add)
+static inline void heap_account(struct sm_heap *h, size_t usable, bool add)
 {
 	uint64_t in_use = atomic_load_explicit(&h->in_use,
 					       memory_order_relaxed);
 	uint64_t n = atomic_load_explicit(&h->nallocs, memory_order_relaxed);
 
-	atomic_store_explicit(&h->in_use, add ? in_use + usable :
-						in_use - usable,
-			      memory_order_relaxed);
-	atomic_store_explicit(&h->nallocs, add ? n + 1 : n - 1,
-			      memory_order_relaxed);
+	if (add) {
+		in_use += usable;
+		n++;
+	} else {
+		in_use -= usable;
+		n--;
+	}
+	atomic_store_explicit(&h->in_use, in_use, memory_order_relaxed);
+	atomic_store_explicit(&h->nallocs, n, memory_order_relaxed);
 }
 
 static void *heap_alloc_in(struct sm_heap *h, size_t need, size_t align,
@@ -260,26 +264,16 @@ static void *heap_alloc_in(struct sm_heap *h, size_t need, size_t align,
  * heap's lock for good.  @pages selects a guarded secmem_alloc_pages()
  * block instead.
  */
-static void *heap_alloc(size_t size, size_t align, bool zeroed, bool pages)
+static void *heap_alloc_slow(struct sm_heap *home, size_t size, size_t need,
+			     size_t align, bool zeroed, bool pages)
 {
-	struct sm_heap *home, *h;
 	struct sm_error err = { 0 };
-	size_t need, usable = 0;
 	bool drained = false;
+	size_t usable = 0;
+	struct sm_heap *h;
 	unsigned int i;
 	void *p;
 
-	if (sm_ensure_init() < 0)
-		return NULL;
-	/*
-	 * Like malloc(): no object may be larger than PTRDIFF_MAX, and errno
-	 * is ENOMEM.  The kernel was not asked, so the code says the size is
-	 * impossible rather than that the kernel refused it.
-	 */
-	if (size > PTRDIFF_MAX - SM_SMALL_MAX || align > PTRDIFF_MAX / 2)
-		return sm_fail(SECMEM_EOVERFLOW, ENOMEM);
-	need = size + SM_CANARY_SIZE;
-	home = sm_heap_home();
 again:
 	for (i = 0, h = home; i <= sm_heap_count(); i++) {
 		if (i)
@@ -314,6 +308,43 @@ again:
 	*sm_error_get() = err;
 	errno = err.sys_errno;
 	return NULL;
+}
+
+/*
+ * The first try, on the home heap, is inline: most allocations succeed
+ * there, and the loop over the other heaps (with its error record, set
+ * up on every call) cost about 20 instructions each.  A failure starts
+ * over in heap_alloc_slow(), home heap first, as the loop always did.
+ */
+static void *heap_alloc(size_t size, size_t align, bool zeroed, bool pages)
+{
+	struct sm_heap *home;
+	size_t need, usable = 0;
+	void *p;
+
+	if (sm_ensure_init() < 0)
+		return NULL;
+	/*
+	 * Like malloc(): no object may be larger than PTRDIFF_MAX, and errno
+	 * is ENOMEM.  The kernel was not asked, so the code says the size is
+	 * impossible rather than that the kernel refused it.
+	 */
+	if (size > PTRDIFF_MAX - SM_SMALL_MAX || align > PTRDIFF_MAX / 2)
+		return sm_fail(SECMEM_EOVERFLOW, ENOMEM);
+	need = size + SM_CANARY_SIZE;
+	home = sm_heap_home();
+	if (!pages) {
+		pthread_mutex_lock(&home->lock);
+		p = heap_alloc_in(home, need, align, true, &usable);
+		if (p) {
+			heap_account(home, usable, true);
+			pthread_mutex_unlock(&home->lock);
+			sm_vg_alloc(p, usable, zeroed);
+			return p;
+		}
+		pthread_mutex_unlock(&home->lock);
+	}
+	return heap_alloc_slow(home, size, need, align, zeroed, pages);
 }
 
 /*
