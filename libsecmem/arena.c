@@ -83,7 +83,7 @@ static void arena_once(void)
 	sm.nheaps = ncpu < 1 ? 1 :
 		    ncpu > SM_MAX_HEAPS ? SM_MAX_HEAPS : (unsigned int)ncpu;
 	for (i = 0; i < SM_MAX_HEAPS; i++)
-		pthread_mutex_init(&sm.heaps[i].lock, NULL);
+		sm_lock_init(&sm.heaps[i].lock);
 	for (i = 0; i < SM_MAX_ARENAS; i++)
 		sm.arenas[i].fd = -1;
 	if (pthread_key_create(&sm_thread_key, arena_thread_exit))
@@ -569,11 +569,11 @@ bool sm_spares_release(void)
 	for (i = 0; i < sm.nheaps; i++) {
 		struct sm_heap *h = &sm.heaps[i];
 
-		pthread_mutex_lock(&h->lock);
+		sm_lock(&h->lock);
 		/* Idle slabs first: the arenas they alone held become spares. */
 		any |= sm_heap_drop_idle_slabs(h);
 		any |= arena_drop_spares(h);
-		pthread_mutex_unlock(&h->lock);
+		sm_unlock(&h->lock);
 	}
 	return any;
 }
@@ -614,7 +614,7 @@ struct sm_arena *sm_arena_lookup(const void *ptr, struct sm_heap **locked)
 			if (!arena_contains(a, p, &base))
 				continue;
 			h = atomic_load(&a->heap);
-			pthread_mutex_lock(&h->lock);
+			sm_lock(&h->lock);
 			/* Recheck: the slot may have been emptied or reused. */
 			if (atomic_load(&a->heap) == h &&
 			    arena_contains(a, p, &base)) {
@@ -623,7 +623,7 @@ struct sm_arena *sm_arena_lookup(const void *ptr, struct sm_heap **locked)
 				return a;
 			}
 			/* Destroyed or reused meanwhile: scan again. */
-			pthread_mutex_unlock(&h->lock);
+			sm_unlock(&h->lock);
 			break;
 		}
 		if (i == n)
@@ -692,7 +692,7 @@ SECMEM_API int secmem_init(unsigned int flags)
 	pthread_mutex_unlock(&sm.lock);
 	/* Heap locks before the global lock, as in arena_grow(). */
 	for (i = 0; i < sm.nheaps; i++)
-		pthread_mutex_lock(&sm.heaps[i].lock);
+		sm_lock(&sm.heaps[i].lock);
 	/* Arenas of the old backend must go before another is chosen. */
 	if (!arena_drop_idle_locked()) {
 		r = SECMEM_EBUSY;
@@ -708,7 +708,7 @@ SECMEM_API int secmem_init(unsigned int flags)
 	pthread_mutex_unlock(&sm.lock);
 unlock:
 	for (i = sm.nheaps; i-- > 0;)
-		pthread_mutex_unlock(&sm.heaps[i].lock);
+		sm_unlock(&sm.heaps[i].lock);
 	return r ? -1 : 0;
 }
 
@@ -733,7 +733,7 @@ SECMEM_API int secmem_set_fork_policy(int policy)
 	}
 	pthread_once(&sm_once, arena_once);
 	for (i = 0; i < sm.nheaps; i++)
-		pthread_mutex_lock(&sm.heaps[i].lock);
+		sm_lock(&sm.heaps[i].lock);
 	pthread_mutex_lock(&sm.lock);
 	for (i = 0; i < SM_MAX_ARENAS; i++) {
 		struct sm_arena *a = &sm.arenas[i];
@@ -748,7 +748,7 @@ SECMEM_API int secmem_set_fork_policy(int policy)
 	atomic_store(&sm_fork_policy, policy);
 	pthread_mutex_unlock(&sm.lock);
 	for (i = sm.nheaps; i-- > 0;)
-		pthread_mutex_unlock(&sm.heaps[i].lock);
+		sm_unlock(&sm.heaps[i].lock);
 	return 0;
 }
 
@@ -765,7 +765,7 @@ static void arena_fork_prepare(void)
 
 	/* Same order as arena_grow(): heap locks before the global lock. */
 	for (i = 0; i < sm.nheaps; i++)
-		pthread_mutex_lock(&sm.heaps[i].lock);
+		sm_lock(&sm.heaps[i].lock);
 	pthread_mutex_lock(&sm.lock);
 	if (atomic_load(&sm_fork_policy) == SECMEM_FORK_COPY &&
 	    pipe2(sm_fork_sync, O_CLOEXEC) < 0)
@@ -787,7 +787,7 @@ static void arena_fork_parent(void)
 	}
 	pthread_mutex_unlock(&sm.lock);
 	for (i = sm.nheaps; i-- > 0;)
-		pthread_mutex_unlock(&sm.heaps[i].lock);
+		sm_unlock(&sm.heaps[i].lock);
 }
 
 /*
@@ -867,7 +867,7 @@ static void arena_fork_copy(void)
 	close(sm_fork_sync[1]);	/* the parent goes on */
 	sm_fork_sync[0] = sm_fork_sync[1] = -1;
 	for (i = 0; i < SM_MAX_HEAPS; i++)
-		pthread_mutex_init(&sm.heaps[i].lock, NULL);
+		sm_lock_init(&sm.heaps[i].lock);
 	arena_threads_reset();
 	pthread_mutex_init(&sm.lock, NULL);
 }
@@ -901,7 +901,7 @@ static void arena_fork_child(void)
 	}
 	for (i = 0; i < SM_MAX_HEAPS; i++) {
 		memset(&sm.heaps[i], 0, sizeof(sm.heaps[i]));
-		pthread_mutex_init(&sm.heaps[i].lock, NULL);
+		sm_lock_init(&sm.heaps[i].lock);
 	}
 	atomic_store(&sm.slots_hw, 0);
 	sm_last_slot = 0;

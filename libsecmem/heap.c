@@ -280,7 +280,7 @@ again:
 			h = sm_heap_at(i - 1);
 		if (i && h == home)
 			continue;
-		pthread_mutex_lock(&h->lock);
+		sm_lock(&h->lock);
 		if (pages) {
 			p = sm_pages_alloc_locked(h, size, i == 0);
 			usable = p ? sm_round_up(size, sm_page_size) : 0;
@@ -289,11 +289,11 @@ again:
 		}
 		if (p) {
 			heap_account(h, usable, true);
-			pthread_mutex_unlock(&h->lock);
+			sm_unlock(&h->lock);
 			sm_vg_alloc(p, usable, zeroed);
 			return p;
 		}
-		pthread_mutex_unlock(&h->lock);
+		sm_unlock(&h->lock);
 		if (i)
 			continue;
 		err = *sm_error_get();
@@ -334,15 +334,15 @@ static void *heap_alloc(size_t size, size_t align, bool zeroed, bool pages)
 	need = size + SM_CANARY_SIZE;
 	home = sm_heap_home();
 	if (!pages) {
-		pthread_mutex_lock(&home->lock);
+		sm_lock(&home->lock);
 		p = heap_alloc_in(home, need, align, true, &usable);
 		if (p) {
 			heap_account(home, usable, true);
-			pthread_mutex_unlock(&home->lock);
+			sm_unlock(&home->lock);
 			sm_vg_alloc(p, usable, zeroed);
 			return p;
 		}
-		pthread_mutex_unlock(&home->lock);
+		sm_unlock(&home->lock);
 	}
 	return heap_alloc_slow(home, size, need, align, zeroed, pages);
 }
@@ -520,7 +520,7 @@ SECMEM_API void secmem_free(void *ptr)
 		return;
 	run = heap_find(ptr, &h, "secmem_free");
 	heap_free_locked(h, run, ptr);
-	pthread_mutex_unlock(&h->lock);
+	sm_unlock(&h->lock);
 }
 
 /*
@@ -538,7 +538,7 @@ SECMEM_API int secmem_free_if_owned(void *ptr)
 	if (!run)
 		return 0;
 	heap_free_locked(h, run, ptr);
-	pthread_mutex_unlock(&h->lock);
+	sm_unlock(&h->lock);
 	return 1;
 }
 
@@ -552,7 +552,7 @@ SECMEM_API size_t secmem_usable_size(const void *ptr)
 		return 0;
 	run = heap_find(ptr, &h, "secmem_usable_size");
 	usable = heap_run_usable(run);
-	pthread_mutex_unlock(&h->lock);
+	sm_unlock(&h->lock);
 	return usable;
 }
 
@@ -593,7 +593,7 @@ SECMEM_API int secmem_owns(const void *ptr)
 	if (run)
 		owns = heap_run_covers(run, (size_t)((const char *)ptr -
 					(const char *)sm_run_addr(run)));
-	pthread_mutex_unlock(&h->lock);
+	sm_unlock(&h->lock);
 	return owns;
 }
 
@@ -639,10 +639,10 @@ SECMEM_API void *secmem_realloc(void *ptr, size_t size)
 	if (keep) {
 		/* The bytes given up must not keep the old secret. */
 		secmem_memzero((char *)ptr + size, usable - size);
-		pthread_mutex_unlock(&h->lock);
+		sm_unlock(&h->lock);
 		return ptr;
 	}
-	pthread_mutex_unlock(&h->lock);
+	sm_unlock(&h->lock);
 
 	n = pages && size ? secmem_alloc_pages(size) : secmem_malloc(size);
 	if (!n)

@@ -76,6 +76,45 @@ struct sm_run {
 	uint64_t bitmap[];		/* slabs: bit set = chunk in use */
 };
 
+/*
+ * The heap lock: a futex word, 0 free, 1 held, 2 held with waiters
+ * (Drepper, "Futexes Are Tricky", mutex #2), taken and released inline.
+ * Each malloc/free pair takes a heap lock twice, and
+ * pthread_mutex_lock()/unlock() cost about 55 instructions a pair
+ * (callgrind: a call through the PLT, the mutex type and owner checks)
+ * for the one locked instruction each that is needed.  Like a default
+ * pthread mutex it does not spin and is not fair; like it, it is
+ * re-initialised in a fork child (arena.c) after the parent's fork
+ * handler took every heap lock.
+ */
+typedef struct {
+	_Atomic int v;
+} sm_lock_t;
+
+void sm_lock_slow(sm_lock_t *l);
+void sm_unlock_wake(sm_lock_t *l);
+
+static inline void sm_lock_init(sm_lock_t *l)
+{
+	atomic_store_explicit(&l->v, 0, memory_order_relaxed);
+}
+
+static inline void sm_lock(sm_lock_t *l)
+{
+	int free_v = 0;
+
+	if (!atomic_compare_exchange_strong_explicit(&l->v, &free_v, 1,
+						     memory_order_acquire,
+						     memory_order_relaxed))
+		sm_lock_slow(l);
+}
+
+static inline void sm_unlock(sm_lock_t *l)
+{
+	if (atomic_exchange_explicit(&l->v, 0, memory_order_release) == 2)
+		sm_unlock_wake(l);
+}
+
 struct sm_heap;
 
 /*
@@ -101,7 +140,7 @@ struct sm_arena {
 };
 
 struct sm_heap {
-	_Alignas(SM_CACHELINE) pthread_mutex_t lock;
+	_Alignas(SM_CACHELINE) sm_lock_t lock;
 	struct sm_arena *arenas;	/* arenas to allocate from */
 	struct sm_arena *spares;	/* empty arenas kept for reuse */
 	struct sm_run *partial[SM_NCLASSES];

@@ -90,6 +90,6 @@ SECMEM_API int secmem_protect(void *ptr, int prot)
 		run->prot = prot;
 		r = 0;
 	}
-	pthread_mutex_unlock(&h->lock);
+	sm_unlock(&h->lock);
 	return r;
 }

@@ -9,11 +9,37 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <linux/futex.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
+
+/*
+ * The contended half of sm_lock(): mark the lock contended and sleep
+ * until it is released, then take it (still marked contended: another
+ * waiter may sleep).  errno is the caller's: an allocation that
+ * succeeds must not change it.
+ */
+void sm_lock_slow(sm_lock_t *l)
+{
+	int saved = errno;
+
+	while (atomic_exchange_explicit(&l->v, 2, memory_order_acquire) != 0)
+		syscall(SYS_futex, &l->v, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+	errno = saved;
+}
+
+/* sm_unlock() found waiters: wake one. */
+void sm_unlock_wake(sm_lock_t *l)
+{
+	int saved = errno;
+
+	syscall(SYS_futex, &l->v, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	errno = saved;
+}
 
 static _Thread_local struct sm_error sm_err;
 static _Thread_local char sm_msg[512];

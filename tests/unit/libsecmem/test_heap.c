@@ -642,6 +642,62 @@ struct shared {
 	_Atomic int bad;
 };
 
+#define LOCK_THREADS 8
+#define LOCK_PAIRS 40000
+
+/*
+ * More threads than heaps (SM_MAX_HEAPS is 8, and there are at most as
+ * many heaps as CPUs), each allocating, filling, checking and freeing:
+ * threads that share a heap meet on its lock, and some sleep in its
+ * contended path.  A lock that let two threads in at once would hand one
+ * chunk to both (the check of the fill fails) or lose an update of the
+ * heap's counters, which are plain loads and stores under the lock (the
+ * totals are not 0 at the end).  errno must survive the allocations,
+ * however long they waited.
+ */
+static void *lock_worker(void *arg)
+{
+	unsigned int seed = (unsigned int)(uintptr_t)arg;
+	long bad = 0;
+
+	for (int i = 0; i < LOCK_PAIRS; i++) {
+		size_t n = 16 + (seed = seed * 1103515245 + 12345) % 200;
+		unsigned char *p;
+
+		errno = 4242;
+		p = secmem_malloc(n);
+		if (!p || errno != 4242) {
+			bad++;
+			continue;
+		}
+		memset(p, (int)(seed & 0xff), n);
+		for (size_t j = 0; j < n; j++)
+			bad += p[j] != (unsigned char)(seed & 0xff);
+		secmem_free(p);
+		bad += errno != 4242;
+	}
+	return (void *)bad;
+}
+
+SM_TEST(test_heap_lock_contended)
+{
+	pthread_t t[LOCK_THREADS];
+	struct secmem_stats st;
+	void *bad;
+
+	for (uintptr_t i = 0; i < LOCK_THREADS; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, lock_worker,
+						(void *)(i + 1)), 0);
+	for (int i = 0; i < LOCK_THREADS; i++) {
+		ck_assert_int_eq(pthread_join(t[i], &bad), 0);
+		ck_assert_msg(bad == NULL, "thread %d: %ld bad results", i,
+			      (long)(uintptr_t)bad);
+	}
+	ck_assert_int_eq(secmem_stats(&st), 0);
+	ck_assert_uint_eq(st.allocations, 0);
+	ck_assert_uint_eq(st.bytes_in_use, 0);
+}
+
 /* In the child: the parent's arenas are not inherited (SECMEM_FORK_DROP). */
 static void do_free_if_owned_inside(void *arg)
 {
@@ -941,6 +997,7 @@ TCase *test_heap_tcase(const char *name)
 	tcase_add_test(tc, test_spares_memlock_own);
 	tcase_add_test(tc, test_spares_memlock_other);
 	tcase_add_test(tc, test_threads_stress);
+	tcase_add_test(tc, test_heap_lock_contended);
 	tcase_add_test(tc, test_thread_heap_fewest_threads);
 	tcase_add_test(tc, test_fork_child_heap_threads);
 	tcase_add_test(tc, test_pair_keeps_slab);
