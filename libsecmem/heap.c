@@ -320,7 +320,6 @@ static void *heap_alloc(size_t size, size_t align, bool zeroed, bool pages)
 {
 	struct sm_heap *home;
 	size_t need, usable = 0;
-	void *p;
 
 	if (sm_ensure_init() < 0)
 		return NULL;
@@ -334,6 +333,8 @@ static void *heap_alloc(size_t size, size_t align, bool zeroed, bool pages)
 	need = size + SM_CANARY_SIZE;
 	home = sm_heap_home();
 	if (!pages) {
+		void *p;
+
 		sm_lock(&home->lock);
 		p = heap_alloc_in(home, need, align, true, &usable);
 		if (p) {
