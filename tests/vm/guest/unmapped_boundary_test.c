@@ -35,6 +35,10 @@
  *  kcore_scan      with the fuzzed files still open (pages live, punched,
  *                  truncated), as root: no marker is in /proc/kcore, and a
  *                  control marker in a plain memfd is.
+ *  read_races      read() from two threads while the file is truncated and
+ *                  punched and written back: every page read is whole (all
+ *                  written bytes or all zeroes), no read fails, and the
+ *                  mermap debug checker stays silent (immediate mode).
  *  genl_malformed  as uid 65534, raw generic netlink: the secmem family is
  *                  sent short, truncated, over-long, unknown-command,
  *                  wrong-type, duplicate-attribute, nested, reserved-field,
@@ -71,6 +75,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -188,6 +193,27 @@ static enum tap_result as_nobody(bool (*fn)(void *), void *arg)
 		return TAP_FAIL;
 	}
 	return TAP_PASS;
+}
+
+/* Lines of the kernel log that contain @needle, or -1. */
+static long klog_lines(const char *needle)
+{
+	int len = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+	long n = 0;
+	char *buf, *p;
+
+	if (len <= 0 || !(buf = malloc(len + 1)))
+		return -1;
+	len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, len);
+	if (len < 0) {
+		free(buf);
+		return -1;
+	}
+	buf[len] = '\0';
+	for (p = buf; (p = strstr(p, needle)); p++)
+		n++;
+	free(buf);
+	return n;
 }
 
 /* --- sysfs ------------------------------------------------------------------ */
@@ -1472,6 +1498,156 @@ out:
 	return ok ? TAP_PASS : TAP_FAIL;
 }
 
+/* --- read_races ------------------------------------------------------------------ */
+
+/*
+ * read() against truncation and hole punching of the same file, which a
+ * caller may well do from two threads. A page being read is mapped in the
+ * reader's mermap slot; truncation must not zero or free it under the copy:
+ * every page read is either entirely what was written or entirely zero,
+ * and (CONFIG_MERMAP_DEBUG, immediate mode) the checker does not see a page
+ * leave the file while a mapping of it is live.
+ */
+#define RR_PAGES		64
+#define RR_SECONDS		4.0
+#define RR_READERS		2
+
+struct rr_reader {
+	pthread_t t;
+	unsigned int id;
+	int fd;
+	uint64_t reads, pages, zero_pages, mixed, errors;
+};
+
+static atomic_bool rr_stop;
+
+static void rr_fill(uint8_t *buf, unsigned int first, unsigned int n)
+{
+	unsigned int p;
+
+	for (p = 0; p < n; p++)
+		memset(buf + p * PG, first + p + 1, PG);
+}
+
+static void *rr_main(void *arg)
+{
+	struct rr_reader *r = arg;
+	uint8_t *buf = malloc(RR_PAGES * PG);
+
+	rng_state = hash_seed(base_seed, 200 + r->id);
+	while (buf && !atomic_load(&rr_stop)) {
+		unsigned int first = rnd_below(RR_PAGES), n = 1 + rnd_below(RR_PAGES - first), p;
+		ssize_t got = pread(r->fd, buf, n * PG, first * PG);
+
+		r->reads++;
+		if (got < 0) {
+			r->errors++;
+			continue;
+		}
+		for (p = 0; p < got / PG; p++) {
+			const uint8_t *b = buf + p * PG;
+			uint8_t want = first + p + 1;
+			unsigned int i, same = 0, zero = 0;
+
+			for (i = 0; i < PG; i++) {
+				same += b[i] == want;
+				zero += !b[i];
+			}
+			r->pages++;
+			if (zero == PG)
+				r->zero_pages++;
+			else if (same != PG)
+				r->mixed++;
+		}
+	}
+	free(buf);
+	return NULL;
+}
+
+static enum tap_result test_read_races(void)
+{
+	struct rr_reader r[RR_READERS] = { 0 };
+	uint64_t truncs = 0, punches = 0, reads = 0, pages = 0, zero = 0, mixed = 0, errors = 0;
+	uint8_t *pattern = malloc(RR_PAGES * PG);
+	long reports0, reports1;
+	bool ok = true;
+	unsigned int i;
+	double t0;
+	int fd;
+
+	fd = memfd_create("read-races", MFD_UNMAPPED | MFD_CLOEXEC);
+	if (fd < 0 || !pattern) {
+		tap_diag("memfd_create(MFD_UNMAPPED): %m");
+		return TAP_FAIL;
+	}
+	/* The checker reports only where immediate mode promises no stale entry. */
+	if (upool_write_str(UPOOL_GLOBAL_DIR "/flush_on_free", "immediate")) {
+		tap_diag("cannot set flush_on_free");
+		return TAP_FAIL;
+	}
+	rr_fill(pattern, 0, RR_PAGES);
+	if (pwrite(fd, pattern, RR_PAGES * PG, 0) != (ssize_t)(RR_PAGES * PG)) {
+		tap_diag("pwrite: %m");
+		return TAP_FAIL;
+	}
+	reports0 = klog_lines("mermap: pfn");
+	atomic_store(&rr_stop, false);
+	for (i = 0; i < RR_READERS; i++) {
+		r[i].id = i;
+		r[i].fd = fd;
+		if (pthread_create(&r[i].t, NULL, rr_main, &r[i])) {
+			tap_diag("pthread_create failed");
+			return TAP_FAIL;
+		}
+	}
+	t0 = upool_now();
+	while (upool_now() - t0 < RR_SECONDS) {
+		unsigned int first = rnd_below(RR_PAGES), n = 1 + rnd_below(RR_PAGES - first);
+
+		if (chance(50)) {
+			if (ftruncate(fd, first * PG)) {
+				tap_diag("ftruncate: %m");
+				ok = false;
+				break;
+			}
+			truncs++;
+		} else {
+			if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, first * PG,
+				      n * PG)) {
+				tap_diag("fallocate(PUNCH_HOLE): %m");
+				ok = false;
+				break;
+			}
+			punches++;
+		}
+		/* Everything back, the same bytes as before. */
+		if (pwrite(fd, pattern, RR_PAGES * PG, 0) != (ssize_t)(RR_PAGES * PG)) {
+			tap_diag("pwrite: %m");
+			ok = false;
+			break;
+		}
+	}
+	atomic_store(&rr_stop, true);
+	for (i = 0; i < RR_READERS; i++) {
+		pthread_join(r[i].t, NULL);
+		reads += r[i].reads;
+		pages += r[i].pages;
+		zero += r[i].zero_pages;
+		mixed += r[i].mixed;
+		errors += r[i].errors;
+	}
+	reports1 = klog_lines("mermap: pfn");
+	close(fd);
+	free(pattern);
+	tap_diag("%llu truncations and %llu punched holes against %d readers: %llu reads, %llu pages, %llu read as zeroes, %llu mixed, %llu failed reads; checker lines %ld -> %ld",
+		 (unsigned long long)truncs, (unsigned long long)punches, RR_READERS,
+		 (unsigned long long)reads, (unsigned long long)pages, (unsigned long long)zero,
+		 (unsigned long long)mixed, (unsigned long long)errors, reports0, reports1);
+	if (mixed || errors || !reads || !truncs || reports1 != reports0)
+		ok = false;
+	return ok ? TAP_PASS : TAP_FAIL;
+}
+
 /* --- genl_malformed ------------------------------------------------------------- */
 
 #define NL_BUF			(64 * 1024)
@@ -1948,6 +2124,8 @@ static const struct subtest subtests[] = {
 	  test_memfd_fuzz },
 	{ "kcore_scan", "kcore: no marker written during a fuzz is in RAM, the control is",
 	  test_kcore_scan },
+	{ "read_races", "MFD_UNMAPPED: read() racing truncation and hole punching sees whole pages",
+	  test_read_races },
 	{ "genl_malformed", "genetlink: malformed and oversized messages from uid 65534 get errors only",
 	  test_genl_malformed },
 	{ "counters", "counters: consistent with each other and with the start", test_counters },
