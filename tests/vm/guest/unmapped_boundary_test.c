@@ -362,25 +362,32 @@ static u64_t round_pb(u64_t bytes)
 	return (bytes + upool.pageblock - 1) / upool.pageblock * upool.pageblock;
 }
 
+/*
+ * Write @s, which must be refused and change nothing. After a failure the
+ * knobs are reset and @before re-read, so that one accepted write does not
+ * fail every later check.
+ */
 static bool expect_refused(const struct knob_file *f, const char *s, size_t len,
-			   const struct sys_state *before)
+			   struct sys_state *before)
 {
 	struct sys_state after;
 	int err = upool_write_raw(f->path, s, len);
+	bool ok = true;
 
 	if (err != -EINVAL && !(len >= PG && err == -E2BIG)) {
 		tap_diag("%s <- \"%s\": %s, want EINVAL", f->path, printable(s, len),
 			 err ? upool_errname(-err) : "accepted");
-		return false;
-	}
-	if (read_state(&after) || !state_equal(before, &after)) {
+		ok = false;
+	} else if (read_state(&after) || !state_equal(before, &after)) {
 		tap_diag("%s <- \"%s\": refused but something changed", f->path,
 			 printable(s, len));
 		state_diag("before", before);
 		state_diag("after", &after);
-		return false;
+		ok = false;
 	}
-	return true;
+	if (!ok && (upool_reset() || read_state(before)))
+		tap_diag("cannot reset the knobs");
+	return ok;
 }
 
 #define SYSFS_RANDOM_PER_KNOB	400
@@ -1590,7 +1597,7 @@ static enum tap_result test_read_races(void)
 		tap_diag("pwrite: %m");
 		return TAP_FAIL;
 	}
-	reports0 = klog_lines("mermap: pfn");
+	reports0 = klog_lines("while a stale mermap TLB entry");
 	atomic_store(&rr_stop, false);
 	for (i = 0; i < RR_READERS; i++) {
 		r[i].id = i;
@@ -1636,14 +1643,14 @@ static enum tap_result test_read_races(void)
 		mixed += r[i].mixed;
 		errors += r[i].errors;
 	}
-	reports1 = klog_lines("mermap: pfn");
+	reports1 = klog_lines("while a stale mermap TLB entry");
 	close(fd);
 	free(pattern);
 	tap_diag("%llu truncations and %llu punched holes against %d readers: %llu reads, %llu pages, %llu read as zeroes, %llu mixed, %llu failed reads; checker lines %ld -> %ld",
 		 (unsigned long long)truncs, (unsigned long long)punches, RR_READERS,
 		 (unsigned long long)reads, (unsigned long long)pages, (unsigned long long)zero,
 		 (unsigned long long)mixed, (unsigned long long)errors, reports0, reports1);
-	if (mixed || errors || !reads || !truncs || reports1 != reports0)
+	if (mixed || errors || !reads || !truncs || reports0 < 0 || reports1 > reports0)
 		ok = false;
 	return ok ? TAP_PASS : TAP_FAIL;
 }

@@ -386,7 +386,7 @@ static enum tap_result run_mode(const char *mode)
 		tap_diag("probe memfd: %m");
 		return TAP_FAIL;
 	}
-	reports0 = klog_count("mermap: pfn");
+	reports0 = klog_count("while a stale mermap TLB entry");
 	if (read_counters(&c0)) {
 		tap_diag("cannot read the mermap flush counters");
 		return TAP_FAIL;
@@ -468,7 +468,7 @@ static enum tap_result run_mode(const char *mode)
 	}
 	t = upool_now() - t0;
 	close(probe_fd);
-	reports1 = klog_count("mermap: pfn");
+	reports1 = klog_count("while a stale mermap TLB entry");
 
 	if (read_counters(&cur)) {
 		tap_diag("cannot read the mermap flush counters");
@@ -494,7 +494,7 @@ static enum tap_result run_mode(const char *mode)
 	}
 	if (probes_ok != cycles || corrupt || errors)
 		ok = false;
-	if (reports0 < 0 || reports1 != reports0) {
+	if (reports0 < 0 || reports1 > reports0) {
 		tap_diag("the mermap debug checker reported (or the log is unreadable)");
 		ok = false;
 	}
