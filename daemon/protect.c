@@ -17,9 +17,9 @@
  * or gains privileges on exec (ld.so then ignores LD_PRELOAD), a memory
  * lock limit below one arena, a unit systemd does not know, a drop-in of
  * that name that secmemctl did not write, and a setting that still
- * overrides ours after the reload.  The checks of the program are those of
- * secmem-run (preload/secmem-run.c), with the unit's User=/Group= as the
- * credentials it runs with.
+ * overrides ours after the reload.  The checks of the program are
+ * secmem-run's, the same code (preload/exec_check.c), with the unit's
+ * User=/Group= as the credentials it runs with.
  *
  * status finds the units by their drop-ins, their processes by their
  * cgroups, and each process's figures in the page its preload maps
@@ -29,7 +29,6 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -41,15 +40,14 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
-#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "exec_check.h"
 #include "protect.h"
 #include "secmem/uapi.h"
 #include "stats_export.h"
@@ -389,49 +387,6 @@ static int daemon_reload(const struct protect_env *env, char *err, size_t len,
 
 /* --- the program ----------------------------------------------------------- */
 
-enum elf_kind { ELF_DYNAMIC, ELF_STATIC, ELF_SCRIPT, ELF_OTHER };
-
-/* As secmem-run: a program interpreter, or a #! script naming its own. */
-static enum elf_kind classify(const char *file, char *interp, size_t len)
-{
-	enum elf_kind k = ELF_STATIC;
-	char buf[1024];
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	ssize_t n;
-	int fd, i;
-
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return ELF_OTHER;
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (n > 2 && buf[0] == '#' && buf[1] == '!') {
-		char *p = buf + 2;
-
-		buf[n] = '\0';	/* cppcheck-suppress unreadVariable */
-		p += strspn(p, " \t");
-		snprintf(interp, len, "%.*s", (int)strcspn(p, " \t\n"), p);
-		close(fd);
-		return ELF_SCRIPT;
-	}
-	if (n < (ssize_t)sizeof(eh) || memcmp(buf, ELFMAG, SELFMAG) ||
-	    buf[EI_CLASS] != ELFCLASS64) {
-		close(fd);
-		return ELF_OTHER;
-	}
-	memcpy(&eh, buf, sizeof(eh));
-	for (i = 0; i < eh.e_phnum; i++) {
-		if (pread(fd, &ph, sizeof(ph),
-			  (off_t)(eh.e_phoff + (size_t)i * eh.e_phentsize)) !=
-		    (ssize_t)sizeof(ph))
-			break;
-		if (ph.p_type == PT_INTERP)
-			k = ELF_DYNAMIC;
-	}
-	close(fd);
-	return k;
-}
-
 static bool id_of(const char *name, bool group, unsigned int *id)
 {
 	char *end;
@@ -463,24 +418,15 @@ static bool id_of(const char *name, bool group, unsigned int *id)
 }
 
 /*
- * What exec would give @file beyond the unit's credentials (NULL: nothing):
- * secmem-run's privilege_gain() with User=/Group= instead of the caller.
- * A user or group that does not exist yet (DynamicUser=) matches nothing.
+ * The credentials the unit's programs start with, for exec_check(): its
+ * User= and Group= (or User='s primary group), root when unset, and
+ * NoNewPrivileges=.  A user or group that does not exist yet
+ * (DynamicUser=) matches no file's owner.
  */
-static const char *privilege_gain(const char *file, const struct unit_info *u,
-				  char *buf, size_t len)
+static void unit_creds(const struct unit_info *u, struct exec_creds *c)
 {
-	unsigned int uid = UINT_MAX, gid = UINT_MAX;
-	bool root = !*u->user;
-	struct statvfs vfs;
-	struct stat st;
+	unsigned int uid, gid;
 
-	if (!strcmp(u->nnp, "yes"))
-		return NULL;
-	if (stat(file, &st) < 0 || !S_ISREG(st.st_mode))
-		return NULL;
-	if (statvfs(file, &vfs) == 0 && (vfs.f_flag & ST_NOSUID))
-		return NULL;
 	if (!id_of(u->user, false, &uid))
 		uid = UINT_MAX;
 	if (*u->group) {
@@ -493,20 +439,9 @@ static const char *privilege_gain(const char *file, const struct unit_info *u,
 	} else {
 		gid = 0;
 	}
-	root = root || uid == 0;
-	if ((st.st_mode & S_ISUID) && st.st_uid != uid) {
-		snprintf(buf, len, "set-user-ID (user %ld)", (long)st.st_uid);
-		return buf;
-	}
-	if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid != gid) {
-		snprintf(buf, len, "set-group-ID (group %ld)", (long)st.st_gid);
-		return buf;
-	}
-	if (!root && getxattr(file, "security.capability", NULL, 0) > 0) {
-		snprintf(buf, len, "granted file capabilities");
-		return buf;
-	}
-	return NULL;
+	c->uid = (uid_t)uid;
+	c->gid = (gid_t)gid;
+	c->no_new_privs = !strcmp(u->nnp, "yes");
 }
 
 /* Each ExecStart= program: dynamically linked, and no privilege gain. */
@@ -514,7 +449,8 @@ static int check_programs(const char *unit, const struct unit_info *u,
 			  bool no_new_privs, bool *needs_nnp, char *err,
 			  size_t len)
 {
-	int i, depth;
+	struct exec_creds c;
+	int i;
 
 	*needs_nnp = false;
 	if (!u->nexec) {
@@ -522,38 +458,29 @@ static int check_programs(const char *unit, const struct unit_info *u,
 			 unit);
 		return -EINVAL;
 	}
+	unit_creds(u, &c);
 	for (i = 0; i < u->nexec; i++) {
-		char file[PATH_MAX], interp[PATH_MAX], why[64];
-		const char *gain;
+		char file[PATH_MAX], why[64];
 
-		snprintf(file, sizeof(file), "%s", u->exec[i]);
-		if (access(file, F_OK) < 0) {
+		if (access(u->exec[i], F_OK) < 0) {
 			snprintf(err, len, "%s: ExecStart= program %s: %s", unit,
-				 file, strerror(errno));
+				 u->exec[i], strerror(errno));
 			return -ENOENT;
 		}
-		for (depth = 0; depth < 4; depth++) {
-			enum elf_kind k = classify(file, interp, sizeof(interp));
-
-			if (k == ELF_SCRIPT) {
-				snprintf(file, sizeof(file), "%s", interp);
-				continue;
-			}
-			if (k == ELF_STATIC) {
-				snprintf(err, len,
-					 "%s: %s is statically linked: LD_PRELOAD cannot interpose its allocator, so the service would run without secret memory. Not protecting it.",
-					 unit, file);
-				return -EINVAL;
-			}
-			if (k == ELF_OTHER)
-				break;
-			gain = privilege_gain(file, u, why, sizeof(why));
-			if (!gain)
-				break;
+		switch (exec_check(u->exec[i], &c, file, sizeof(file), why,
+				   sizeof(why))) {
+		case EXEC_PRELOADABLE:
+			break;
+		case EXEC_STATIC:
+			snprintf(err, len,
+				 "%s: %s is statically linked: LD_PRELOAD cannot interpose its allocator, so the service would run without secret memory. Not protecting it.",
+				 unit, file);
+			return -EINVAL;
+		case EXEC_PRIVILEGED:
 			if (!no_new_privs) {
 				snprintf(err, len,
 					 "%s: %s is %s: the dynamic loader ignores LD_PRELOAD for it (secure-execution mode), so the service would run without secret memory. Not protecting it; --no-new-privs adds NoNewPrivileges=yes, which runs it without that privilege.",
-					 unit, file, gain);
+					 unit, file, why);
 				return -EPERM;
 			}
 			*needs_nnp = true;

@@ -11,9 +11,7 @@
  * program cannot be run, 127 if it is not found; else the program's.
  */
 #define _GNU_SOURCE
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -21,11 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
+#include "exec_check.h"
 #include "secmem.h"
 
 #ifndef PRELOAD_PATH
@@ -100,119 +96,39 @@ static bool resolve(const char *cmd, char *out, size_t len)
 	}
 }
 
-enum elf_kind { ELF_DYNAMIC, ELF_STATIC, ELF_SCRIPT, ELF_OTHER };
-
-/* Whether @file has a program interpreter; a #! script names its own. */
-static enum elf_kind classify(const char *file, char *interp, size_t len)
-{
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	char buf[PATH_MAX];
-	ssize_t n;
-	int fd, i;
-	enum elf_kind k = ELF_STATIC;
-
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return ELF_OTHER;
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (n > 2 && buf[0] == '#' && buf[1] == '!') {
-		buf[n] = 0;
-		sscanf(buf + 2, " %1023s", interp);
-		(void)len;
-		close(fd);
-		return ELF_SCRIPT;
-	}
-	if (n < (ssize_t)sizeof(eh) || memcmp(buf, ELFMAG, SELFMAG) ||
-	    buf[EI_CLASS] != ELFCLASS64) {
-		close(fd);
-		return ELF_OTHER;
-	}
-	memcpy(&eh, buf, sizeof(eh));
-	for (i = 0; i < eh.e_phnum; i++) {
-		if (pread(fd, &ph, sizeof(ph),
-			  (off_t)(eh.e_phoff + (size_t)i * eh.e_phentsize)) !=
-		    sizeof(ph))
-			break;
-		if (ph.p_type == PT_INTERP)
-			k = ELF_DYNAMIC;
-	}
-	close(fd);
-	return k;
-}
-
-/*
- * What exec would give @file beyond the caller's credentials, as a
- * sentence ("set-group-ID (group 105)"), or NULL if nothing: the kernel
- * then sets AT_SECURE and ld.so drops LD_PRELOAD silently. No gain under
- * no_new_privs or on a nosuid mount, where the bits are ignored.
- */
-static const char *privilege_gain(const char *file, char *buf, size_t len)
-{
-	struct statvfs vfs;
-	struct stat st;
-
-	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1)
-		return NULL;
-	if (stat(file, &st) < 0 || !S_ISREG(st.st_mode))
-		return NULL;
-	if (statvfs(file, &vfs) == 0 && (vfs.f_flag & ST_NOSUID))
-		return NULL;
-	if ((st.st_mode & S_ISUID) && st.st_uid != geteuid()) {
-		snprintf(buf, len, "set-user-ID (user %ld)", (long)st.st_uid);
-		return buf;
-	}
-	if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) &&
-	    st.st_gid != getegid()) {
-		snprintf(buf, len, "set-group-ID (group %ld)", (long)st.st_gid);
-		return buf;
-	}
-	/* root already holds every capability a file could grant */
-	if (geteuid() != 0 && getxattr(file, "security.capability", NULL, 0) > 0) {
-		snprintf(buf, len, "granted file capabilities");
-		return buf;
-	}
-	return NULL;
-}
-
 static int check_target(const char *cmd, bool no_new_privs)
 {
-	char file[PATH_MAX], interp[1024] = "", why[64];
-	const char *gain;
-	int depth;
+	struct exec_creds c = {
+		.uid = geteuid(),
+		.gid = getegid(),
+		.no_new_privs = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1,
+	};
+	char file[PATH_MAX], why[64];
 
 	if (!resolve(cmd, file, sizeof(file))) {
 		fprintf(stderr, "%s: %s: command not found\n", prog, cmd);
 		return EXIT_NOT_FOUND;
 	}
-	for (depth = 0; depth < 4; depth++) {
-		switch (classify(file, interp, sizeof(interp))) {
-		case ELF_DYNAMIC:
-			gain = privilege_gain(file, why, sizeof(why));
-			if (!gain || no_new_privs)
-				return 0;
-			fprintf(stderr,
-				"%s: %s is %s: the dynamic loader ignores "
-				"LD_PRELOAD for it (secure-execution mode), so it "
-				"would run without secret memory. Not running it; "
-				"--no-new-privs runs it without that privilege.\n",
-				prog, file, gain);
-			return EXIT_RUN_FAILED;
-		case ELF_STATIC:
-			fprintf(stderr,
-				"%s: %s is statically linked: LD_PRELOAD cannot "
-				"interpose its allocator, so it would run "
-				"without secret memory. Not running it.\n",
-				prog, file);
-			return EXIT_RUN_FAILED;
-		case ELF_SCRIPT:
-			/* The interpreter is what gets the preload. */
-			snprintf(file, sizeof(file), "%s", interp);
-			continue;
-		case ELF_OTHER:
-			/* Not ELF we can read: let execvp() decide. */
+	switch (exec_check(file, &c, file, sizeof(file), why, sizeof(why))) {
+	case EXEC_PRELOADABLE:
+		return 0;
+	case EXEC_PRIVILEGED:
+		if (no_new_privs)
 			return 0;
-		}
+		fprintf(stderr,
+			"%s: %s is %s: the dynamic loader ignores "
+			"LD_PRELOAD for it (secure-execution mode), so it "
+			"would run without secret memory. Not running it; "
+			"--no-new-privs runs it without that privilege.\n",
+			prog, file, why);
+		return EXIT_RUN_FAILED;
+	case EXEC_STATIC:
+		fprintf(stderr,
+			"%s: %s is statically linked: LD_PRELOAD cannot "
+			"interpose its allocator, so it would run "
+			"without secret memory. Not running it.\n",
+			prog, file);
+		return EXIT_RUN_FAILED;
 	}
 	return 0;
 }
