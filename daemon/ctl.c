@@ -19,7 +19,7 @@
 #include "sysfs.h"
 #include "units.h"
 
-static void json_string(FILE *out, const char *s)
+void json_string(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (; *s; s++) {

@@ -30,4 +30,11 @@ int ctl_status(FILE *out, const char *sysfs, const char *rundir, bool json,
 int ctl_set(const char *sysfs, const char *rundir, const char *key,
 	    const char *value, int node, char *err, size_t len);
 
+/*
+ * Print @s to @out as a JSON string: quoted, with '"' and '\' escaped
+ * and control characters as \u00XX.  Used by status and by the units
+ * part of it (protect.c).
+ */
+void json_string(FILE *out, const char *s);
+
 #endif /* SECMEM_CTL_H */

@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "ctl.h"
 #include "exec_check.h"
 #include "protect.h"
 #include "secmem/uapi.h"
@@ -1108,35 +1109,19 @@ static void unit_processes(const struct protect_env *env,
 	}
 }
 
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 static void print_unit_json(FILE *out, const struct unit_status *us)
 {
 	int i;
 
 	fprintf(out, "{\"unit\":");
-	json_str(out, us->unit);
+	json_string(out, us->unit);
 	fprintf(out, ",\"mode\":");
-	json_str(out, us->mode);
+	json_string(out, us->mode);
 	fprintf(out, ",\"memlock\":%" PRIu64 ",\"dropin\":",
 		limit_bytes(us->memlock));
-	json_str(out, us->file);
+	json_string(out, us->file);
 	fprintf(out, ",\"state\":");
-	json_str(out, us->state);
+	json_string(out, us->state);
 	fprintf(out, ",\"processes\":[");
 	for (i = 0; i < us->npids; i++) {
 		const struct proc_stats *p = &us->p[i];
@@ -1145,12 +1130,12 @@ static void print_unit_json(FILE *out, const struct unit_status *us)
 		fprintf(out, "%s{\"pid\":%ld", i ? "," : "", p->pid);
 		if (p->r) {
 			fprintf(out, ",\"stats\":null,\"error\":");
-			json_str(out, p->why);
+			json_string(out, p->why);
 			fputc('}', out);
 			continue;
 		}
 		fprintf(out, ",\"backend\":");
-		json_str(out, s->backend_name);
+		json_string(out, s->backend_name);
 		fprintf(out,
 			",\"bytes_in_use\":%" PRIu64
 			",\"peak_bytes_in_use\":%" PRIu64
