@@ -1543,8 +1543,18 @@ static void rr_fill(uint8_t *buf, unsigned int first, unsigned int n)
 static void *rr_main(void *arg)
 {
 	struct rr_reader *r = arg;
-	uint8_t *buf = malloc(RR_PAGES * PG);
+	uint8_t *buf = aligned_alloc(PG, RR_PAGES * PG);
 
+	/*
+	 * A read is atomic per batch of pages only if its copy does not
+	 * fault: a fault on the buffer ends the batch mid-page, and the rest
+	 * of that page is read after the lock was dropped, maybe as a hole.
+	 * So: a page-aligned buffer, resident and locked before the first read.
+	 */
+	if (buf) {
+		memset(buf, 0, RR_PAGES * PG);
+		mlock(buf, RR_PAGES * PG);
+	}
 	rng_state = hash_seed(base_seed, 200 + r->id);
 	while (buf && !atomic_load(&rr_stop)) {
 		unsigned int first = rnd_below(RR_PAGES), n = 1 + rnd_below(RR_PAGES - first), p;
