@@ -163,12 +163,22 @@ check-unit:
 	@$(MAKE) -s -C daemon check BUILD=$(BUILD)
 	@$(MAKE) -s -C preload check BUILD=$(BUILD)
 
+# The debug kernel's guests boot with 4-level paging. With TCG's -cpu max
+# (LA57) and KASAN, an interrupt that lands while identify_cpu() has
+# cleared boot_cpu_data's capabilities (arch_cpu_finalize_init(), with
+# interrupts on) sees X86_FEATURE_LA57 off, so KASAN computes its shadow
+# start for 47-bit addresses and reports the 5-level direct map's per-CPU
+# data as a wild access: a panic before user space, seen once in six
+# boots under load (docs/RELIABILITY.md). It is the base kernel's, not
+# the series'; no5lvl keeps the capability and the paging mode in step.
+DEBUG_GUEST_APPEND := no5lvl
+
 # The pool control plane on two NUMA nodes: per-node targets, statistics
 # and events for real (the main guest run has one node).
 check-guest-numa: kernel-debug initramfs
 	@VM_NUMA=2 tests/vm/run-vm.sh --kernel $(call bzimage,patched,debug) \
 		--initrd $(BUILD)/initramfs.cpio.gz --mode check \
-		--filter 'unmapped_*,secmemd_test' \
+		--filter 'unmapped_*,secmemd_test' --append '$(DEBUG_GUEST_APPEND)' \
 		--log $(BUILD)/logs/check-guest-numa.log \
 		--results $(BUILD)/results/guest-numa.tap
 
@@ -195,7 +205,7 @@ check-guest-release: kernel-release
 check-guest: kernel-debug initramfs
 	@tests/vm/run-vm.sh --kernel $(call bzimage,patched,debug) \
 		--initrd $(BUILD)/initramfs.cpio.gz --mode check \
-		$(if $(FILTER),--filter '$(FILTER)') \
+		$(if $(FILTER),--filter '$(FILTER)') --append '$(DEBUG_GUEST_APPEND)' \
 		--log $(BUILD)/logs/check-guest.log --results $(BUILD)/results/guest.tap
 
 # The make run scenario with every step asserted, plus a refused reload,
