@@ -1353,15 +1353,9 @@ static const char *find_prog(const char *env, const char *name)
 int main(void)
 {
 	enum tap_result res[NR_TESTS];
-	int err, i;
+	int i;
 
-	if (geteuid())
-		tap_skip_all("must run as root");
-	err = upool_init();
-	if (err == -ENOENT)
-		tap_skip_all("no " UPOOL_GLOBAL_DIR ": this kernel has no unmapped pool control plane");
-	if (err)
-		tap_bail("the unmapped pool sysfs files are unusable: %s", upool_errname(-err));
+	upool_init_or_skip(false);
 	secmemd_bin = find_prog("SECMEMD", "secmemd");
 	secmemctl_bin = find_prog("SECMEMCTL", "secmemctl");
 	if (!secmemd_bin || !secmemctl_bin)

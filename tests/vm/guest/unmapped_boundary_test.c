@@ -75,7 +75,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -84,6 +83,7 @@
 #include <sys/wait.h>
 
 #include "kcore.h"
+#include "klog.h"
 #include "secmem_genl.h"
 #include "subtest.h"
 #include "upool.h"
@@ -193,27 +193,6 @@ static enum tap_result as_nobody(bool (*fn)(void *), void *arg)
 		return TAP_FAIL;
 	}
 	return TAP_PASS;
-}
-
-/* Lines of the kernel log that contain @needle, or -1. */
-static long klog_lines(const char *needle)
-{
-	int len = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
-	long n = 0;
-	char *buf, *p;
-
-	if (len <= 0 || !(buf = malloc(len + 1)))
-		return -1;
-	len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, len);
-	if (len < 0) {
-		free(buf);
-		return -1;
-	}
-	buf[len] = '\0';
-	for (p = buf; (p = strstr(p, needle)); p++)
-		n++;
-	free(buf);
-	return n;
 }
 
 /* --- sysfs ------------------------------------------------------------------ */
@@ -1652,7 +1631,7 @@ static enum tap_result test_read_races(void)
 		tap_diag("pwrite: %m");
 		return TAP_FAIL;
 	}
-	reports0 = klog_lines("while a stale mermap TLB entry");
+	reports0 = klog_count("while a stale mermap TLB entry");
 	atomic_store(&rr_stop, false);
 	atomic_store(&rr_pause, false);
 	atomic_store(&rr_parked, 0);
@@ -1707,7 +1686,7 @@ static enum tap_result test_read_races(void)
 		mixed += r[i].mixed;
 		errors += r[i].errors;
 	}
-	reports1 = klog_lines("while a stale mermap TLB entry");
+	reports1 = klog_count("while a stale mermap TLB entry");
 	close(fd);
 	free(pattern);
 	tap_diag("%llu truncations and %llu punched holes against %d readers: %llu reads, %llu pages, %llu read as zeroes, %llu mixed, %llu failed reads; checker lines %ld -> %ld",
@@ -2224,18 +2203,9 @@ int main(int argc, char **argv)
 {
 	unsigned int i, planned;
 	uint64_t seed;
-	int err;
 
 	planned = subtest_select(subtests, ARRAY_SIZE(subtests), argc, argv);
-	if (geteuid())
-		tap_skip_all("must run as root");
-	err = upool_init();
-	if (err == -ENOENT)
-		tap_skip_all("no " UPOOL_GLOBAL_DIR ": no unmapped allocator");
-	if (err)
-		tap_bail("the unmapped sysfs files are unusable: %s", upool_errname(-err));
-	if (!upool.mfd_unmapped)
-		tap_skip_all("memfd_create(MFD_UNMAPPED) is refused");
+	upool_init_or_skip(true);
 
 	seed = env_u64("FUZZ_SEED", (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32));
 	base_seed = seed;

@@ -625,17 +625,10 @@ static const struct subtest subtests[] = {
 int main(int argc, char **argv)
 {
 	unsigned int i, planned;
-	int err;
 
 	planned = subtest_select(subtests, ARRAY_SIZE(subtests), argc, argv);
 
-	if (geteuid())
-		tap_skip_all("must run as root");
-	err = upool_init();
-	if (err == -ENOENT)
-		tap_skip_all("no " UPOOL_GLOBAL_DIR ": this kernel has no unmapped pool control plane");
-	if (err)
-		tap_bail("the unmapped pool sysfs files are unusable: %s", upool_errname(-err));
+	upool_init_or_skip(false);
 	/*
 	 * The sysfs side exists, so a missing family or group is a failure
 	 * (of every sub-test), not a reason to skip.

@@ -42,10 +42,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "klog.h"
 #include "subtest.h"
 #include "upool.h"
 
@@ -104,30 +104,6 @@ static bool page_is_zero(const uint64_t *p)
 		if (p[i])
 			return false;
 	return true;
-}
-
-/* Lines of the kernel log that contain @needle. */
-static long klog_count(const char *needle)
-{
-	int len = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
-	long n = 0;
-	char *buf, *s;
-
-	if (len <= 0)
-		return -1;
-	buf = malloc(len + 1);
-	if (!buf)
-		return -1;
-	len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, len);
-	if (len < 0) {
-		free(buf);
-		return -1;
-	}
-	buf[len] = '\0';
-	for (s = buf; (s = strstr(s, needle)); s++)
-		n++;
-	free(buf);
-	return n;
 }
 
 static int cpu_set_online(int on)
@@ -563,18 +539,9 @@ static void restore_on_signal(int sig)
 int main(int argc, char **argv)
 {
 	unsigned int i, planned;
-	int err;
 
 	planned = subtest_select(subtests, ARRAY_SIZE(subtests), argc, argv);
-	if (geteuid())
-		tap_skip_all("must run as root");
-	err = upool_init();
-	if (err == -ENOENT)
-		tap_skip_all("no " UPOOL_GLOBAL_DIR ": no unmapped allocator");
-	if (err)
-		tap_bail("the unmapped sysfs files are unusable: %s", upool_errname(-err));
-	if (!upool.mfd_unmapped)
-		tap_skip_all("memfd_create(MFD_UNMAPPED) is refused");
+	upool_init_or_skip(true);
 	hp_cpu = find_hotplug_cpu();
 	if (hp_cpu < 0)
 		tap_skip_all("no CPU can be taken offline (one CPU, or no CPU hotplug)");

@@ -192,13 +192,7 @@ int main(void)
 	double start, end, next_diag;
 	pid_t pid;
 
-	if (geteuid())
-		tap_skip_all("must run as root");
-	err = upool_init();
-	if (err == -ENOENT)
-		tap_skip_all("no " UPOOL_GLOBAL_DIR ": this kernel has no unmapped pool control plane");
-	if (err)
-		tap_bail("the unmapped pool sysfs files are unusable: %s", upool_errname(-err));
+	upool_init_or_skip(false);
 	pb = upool.pageblock;
 	if (!upool.nr_nodes)
 		tap_bail("no node has an unmapped/ directory");

@@ -407,6 +407,21 @@ int upool_init(void)
 	return 0;
 }
 
+void upool_init_or_skip(bool need_mfd_unmapped)
+{
+	int err;
+
+	if (geteuid())
+		tap_skip_all("must run as root");
+	err = upool_init();
+	if (err == -ENOENT)
+		tap_skip_all("no " UPOOL_GLOBAL_DIR ": this kernel has no unmapped pool control plane");
+	if (err)
+		tap_bail("the unmapped pool sysfs files are unusable: %s", upool_errname(-err));
+	if (need_mfd_unmapped && !upool.mfd_unmapped)
+		tap_skip_all("memfd_create(MFD_UNMAPPED) is refused");
+}
+
 int upool_node_index(int node)
 {
 	int i;

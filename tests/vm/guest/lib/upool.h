@@ -100,6 +100,15 @@ extern struct upool_info upool;
  */
 int upool_init(void);
 
+/*
+ * The start of every pool test's main(), and the one function here that
+ * does not return on failure: skips the whole test (TAP) when not run as
+ * root, or when the kernel has no control plane (or, with
+ * @need_mfd_unmapped, refuses memfd_create(MFD_UNMAPPED)); bails out when
+ * the sysfs files exist but upool_init() cannot use them.
+ */
+void upool_init_or_skip(bool need_mfd_unmapped);
+
 /* "/sys/devices/system/node/nodeN/unmapped/REL" (node < 0: the global dir). */
 const char *upool_path(char *buf, size_t len, int node, const char *rel);
 
