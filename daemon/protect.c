@@ -49,6 +49,7 @@
 #include "config.h"
 #include "ctl.h"
 #include "exec_check.h"
+#include "mode_list.h"
 #include "protect.h"
 #include "secmem/uapi.h"
 #include "stats_export.h"
@@ -79,20 +80,7 @@ void protect_env_default(struct protect_env *env)
 
 bool protect_valid_modes(const char *s)
 {
-	const char *p = s;
-
-	if (!s || !*s)
-		return false;
-	while (*p) {
-		size_t n = strcspn(p, ",");
-
-		if (!((n == 7 && !strncmp(p, "openssl", n)) ||
-		      (n == 6 && !strncmp(p, "sodium", n)) ||
-		      (n == 4 && !strncmp(p, "heap", n))))
-			return false;
-		p += n + (p[n] == ',');
-	}
-	return true;
+	return preload_valid_mode_list(s);
 }
 
 static bool has_suffix(const char *s, const char *suffix)

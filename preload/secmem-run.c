@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "exec_check.h"
+#include "mode_list.h"
 #include "secmem.h"
 
 #ifndef PRELOAD_PATH
@@ -54,24 +55,6 @@ static void usage(FILE *f)
 		"      --version     the version\n"
 		"\n"
 		"See secmem-run(1).\n", prog);
-}
-
-static bool valid_modes(const char *s)
-{
-	const char *p = s;
-
-	if (!*s)
-		return false;
-	while (*p) {
-		size_t n = strcspn(p, ",");
-
-		if (!((n == 7 && !strncmp(p, "openssl", n)) ||
-		      (n == 6 && !strncmp(p, "sodium", n)) ||
-		      (n == 4 && !strncmp(p, "heap", n))))
-			return false;
-		p += n + (p[n] == ',');
-	}
-	return true;
 }
 
 /* @cmd resolved as execvp() would, into @out; false if not found. */
@@ -177,7 +160,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_RUN_FAILED;
 	}
-	if (!valid_modes(modes)) {
+	if (!preload_valid_mode_list(modes)) {
 		fprintf(stderr, "%s: --mode %s: modes are openssl, sodium and heap, "
 			"comma-separated\n", prog, modes);
 		return EXIT_RUN_FAILED;
