@@ -7,6 +7,20 @@
 #   vm_positive VALUE
 #       true if VALUE is a whole number above 0
 #
+#   vm_mem_mib SIZE
+#       prints SIZE (QEMU syntax: 512M, 1G; a bare number is MiB) in MiB;
+#       fails, printing nothing, if it is not such a size above 0
+#
+#   vm_numa CPUS MEM_MIB NODES
+#       sets vm_smp, the -smp value, and the array vm_numa_args, the
+#       -object/-numa options, for NODES NUMA nodes (none for 1): one
+#       socket per vCPU, so that no cache is shared across nodes (the
+#       kernel warns when an LLC spans two nodes); node k gets an equal
+#       share of memory (the last one the rest) and the k-th contiguous
+#       block of vCPUs; with fewer vCPUs than nodes some nodes are
+#       memory-only. Fails if NODES is not a number above 0 or above
+#       MEM_MIB.
+#
 #   vm_run LOG HINT HEADER QEMU-COMMAND...
 #       Writes "secmem-vm: <date> HEADER" and the quoted command to LOG
 #       (created, with its directory) and to stdout, then runs QEMU with its
@@ -24,6 +38,37 @@ vm_positive() {
 	'' | *[!0-9]*) return 1 ;;
 	esac
 	[ "$1" -gt 0 ]
+}
+
+vm_mem_mib() {
+	local mem=$1 mib
+	case $mem in
+	*[gG]) mib=${mem%?} && vm_positive "$mib" && mib=$((mib * 1024)) ;;
+	*[mM]) mib=${mem%?} ;;
+	*) mib=$mem ;;
+	esac
+	vm_positive "$mib" || return 1
+	echo "$mib"
+}
+
+# shellcheck disable=SC2034 # vm_smp and vm_numa_args are for the caller
+vm_numa() {
+	local cpus=$1 mem_mib=$2 numa=$3 k size first last node
+
+	vm_positive "$numa" && [ "$numa" -le "$mem_mib" ] || return 1
+	vm_smp=$cpus
+	vm_numa_args=()
+	[ "$numa" -gt 1 ] || return 0
+	vm_smp="$cpus,sockets=$cpus,cores=1,threads=1"
+	for ((k = 0; k < numa; k++)); do
+		size=$((mem_mib / numa))
+		[ "$k" = $((numa - 1)) ] && size=$((mem_mib - size * (numa - 1)))
+		first=$((k * cpus / numa))
+		last=$(((k + 1) * cpus / numa - 1))
+		node="node,nodeid=$k,memdev=mem$k"
+		[ "$last" -ge "$first" ] && node="$node,cpus=$first-$last"
+		vm_numa_args+=(-object "memory-backend-ram,id=mem$k,size=${size}M" -numa "$node")
+	done
 }
 
 vm_run() {

@@ -106,13 +106,8 @@ vm_positive "$cpus" || die "VM_CPUS=$cpus is not a positive number"
 vm_positive "$numa" || die "VM_NUMA=$numa is not a positive number"
 [ -z "$test_timeout" ] || vm_positive "$test_timeout" ||
 	die "VM_TEST_TIMEOUT=$test_timeout is not a positive number of seconds"
-case $mem in
-*[gG]) mem_mib=$((${mem%?} * 1024)) ;;
-*[mM]) mem_mib=${mem%?} ;;
-*) mem_mib=$mem ;;
-esac
-vm_positive "$mem_mib" || die "VM_MEM=$mem is not a size like 512M or 1G"
-[ "$numa" -le "$mem_mib" ] || die "VM_NUMA=$numa nodes cannot share $mem_mib MiB"
+mem_mib=$(vm_mem_mib "$mem") || die "VM_MEM=$mem is not a size like 512M or 1G"
+vm_numa "$cpus" "$mem_mib" "$numa" || die "VM_NUMA=$numa nodes cannot share $mem_mib MiB"
 command -v "$qemu_bin" >/dev/null || die "$qemu_bin not found: apt-get install qemu-system-x86"
 
 cmdline="console=ttyS0 printk.time=1 panic=-1 oops=panic panic_on_warn=1 secmem.mode=$mode"
@@ -128,29 +123,13 @@ fi
 [ -n "$test_timeout" ] && cmdline="$cmdline secmem.timeout=$test_timeout"
 [ -n "$append" ] && cmdline="$cmdline $append"
 
-# NUMA: one socket per vCPU, so that no cache is shared across nodes (the
-# kernel warns when an LLC spans two nodes); node k gets an equal share of
-# memory (the last one the rest) and the k-th contiguous block of vCPUs;
-# with fewer vCPUs than nodes some nodes are memory-only.
-smp=$cpus
-[ "$numa" -gt 1 ] && smp="$cpus,sockets=$cpus,cores=1,threads=1"
-
 qemu=("$qemu_bin" -nodefaults -nographic -no-reboot
-	-accel "$accel" -cpu "$cpu" -smp "$smp" -m "${mem_mib}M"
+	-accel "$accel" -cpu "$cpu" -smp "$vm_smp" -m "${mem_mib}M"
 	-serial mon:stdio
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline")
 
-if [ "$numa" -gt 1 ]; then
-	for ((k = 0; k < numa; k++)); do
-		size=$((mem_mib / numa))
-		[ "$k" = $((numa - 1)) ] && size=$((mem_mib - size * (numa - 1)))
-		first=$((k * cpus / numa))
-		last=$(((k + 1) * cpus / numa - 1))
-		node="node,nodeid=$k,memdev=mem$k"
-		[ "$last" -ge "$first" ] && node="$node,cpus=$first-$last"
-		qemu+=(-object "memory-backend-ram,id=mem$k,size=${size}M" -numa "$node")
-	done
-fi
+# NUMA nodes (VM_NUMA): vm_numa in qemu-lib.sh.
+qemu+=("${vm_numa_args[@]}")
 
 [ -n "$log" ] || log=${BUILD:-$top/build}/logs/vm-$mode.log
 hint=

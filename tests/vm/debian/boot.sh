@@ -16,8 +16,9 @@
 # away when QEMU exits, and every boot starts from the image as built.
 #
 # Environment (defaults in brackets): QEMU [qemu-system-x86_64],
-# QEMU_ACCEL [tcg], QEMU_CPU [max], VM_CPUS [2], VM_MEM [2G],
-# VM_TIMEOUT [900] seconds before QEMU is killed (demo, check), BUILD.
+# QEMU_ACCEL [tcg], QEMU_CPU [max], VM_CPUS [2], VM_MEM [2G], VM_NUMA [1]
+# NUMA nodes (vm_numa in ../qemu-lib.sh), VM_TIMEOUT [900] seconds before
+# QEMU is killed (all but shell), BUILD.
 set -eu
 set -o pipefail
 
@@ -60,7 +61,12 @@ demo | check | shell) ;;
 esac
 
 qemu_bin=${QEMU:-qemu-system-x86_64}
-vm_positive "${VM_CPUS:-2}" || die "VM_CPUS=$VM_CPUS is not a positive number"
+cpus=${VM_CPUS:-2}
+mem=${VM_MEM:-2G}
+numa=${VM_NUMA:-1}
+vm_positive "$cpus" || die "VM_CPUS=$cpus is not a positive number"
+mem_mib=$(vm_mem_mib "$mem") || die "VM_MEM=$mem is not a size like 512M or 2G"
+vm_numa "$cpus" "$mem_mib" "$numa" || die "VM_NUMA=$numa is not a number of NUMA nodes that can share $mem_mib MiB"
 command -v "$qemu_bin" >/dev/null || die "$qemu_bin not found: apt-get install qemu-system-x86"
 
 # loglevel=5: kernel warnings and worse reach the console (a splat is never
@@ -78,16 +84,17 @@ fi
 [ -n "$append" ] && cmdline="$cmdline $append"
 
 qemu=("$qemu_bin" -nodefaults -nographic -no-reboot
-	-accel "${QEMU_ACCEL:-tcg}" -cpu "${QEMU_CPU:-max}" -smp "${VM_CPUS:-2}" -m "${VM_MEM:-2G}"
+	-accel "${QEMU_ACCEL:-tcg}" -cpu "${QEMU_CPU:-max}" -smp "$vm_smp" -m "${mem_mib}M"
 	-serial mon:stdio
 	-drive "file=$image,format=raw,if=virtio,snapshot=on"
-	-kernel "$kernel" -append "$cmdline")
+	-kernel "$kernel" -append "$cmdline"
+	"${vm_numa_args[@]}")
 
 [ -n "$log" ] || log=${BUILD:-$top/build}/logs/systemd-$mode.log
 hint=
 [ "$mode" = shell ] && hint="log in as root (no password); 'poweroff' or Ctrl-A X ends the VM"
 vm_run "$log" "$hint" \
-	"Debian guest, mode $mode, ${VM_CPUS:-2} vCPU(s), ${VM_MEM:-2G}, accel ${QEMU_ACCEL:-tcg}" \
+	"Debian guest, mode $mode, $cpus vCPU(s), $mem_mib MiB, $numa NUMA node(s), accel ${QEMU_ACCEL:-tcg}" \
 	"${qemu[@]}"
 [ "$mode" = shell ] && exit 0
 

@@ -5,7 +5,8 @@
 # debian/boot.sh, with stand-in "QEMU" commands: a guest that powers off,
 # a QEMU that fails, a guest that hangs past VM_TIMEOUT, and a bad
 # VM_TIMEOUT. Each case checks the log vm_run writes, which is what the
-# log checkers judge.
+# log checkers judge. Then the VM_MEM and VM_NUMA helpers (vm_mem_mib,
+# vm_numa) on good and bad values.
 #
 # Prints TAP and writes it to $BUILD/results/vm-qemu-lib.tap as well.
 # Environment: BUILD (default <repo>/build).
@@ -66,7 +67,7 @@ run_case() {
 mkdir -p "$(dirname "$results")"
 {
 	echo "TAP version 13"
-	echo "1..5"
+	echo "1..7"
 
 	log=$tmp/sub/dir/poweroff.log
 	vm_run "$log" "" "mode test, stand-in QEMU" sh -c 'echo "guest says hi"; exit 0' \
@@ -101,9 +102,37 @@ mkdir -p "$(dirname "$results")"
 	run_case stdin sh -c 'cat; echo read-done' <"$stdin" || true
 	result batch-no-stdin "$(expect "$tmp/stdin.log" '^read-done$')
 		$(reject "$tmp/stdin.log" 'typed by the user')"
+
+	why=
+	for pair in 512M=512 512m=512 2G=2048 1g=1024 768=768; do
+		got=$(vm_mem_mib "${pair%=*}") || got=refused
+		[ "$got" = "${pair#*=}" ] || why+="vm_mem_mib ${pair%=*}: $got, expected ${pair#*=}"$'\n'
+	done
+	for bad in '' 0 0M 1.5G G -1G 2T 12x; do
+		! got=$(vm_mem_mib "$bad") || why+="vm_mem_mib '$bad' accepted: $got"$'\n'
+		[ -z "${got:-}" ] || why+="vm_mem_mib '$bad' printed '$got'"$'\n'
+	done
+	result mem-sizes "$why"
+
+	why=
+	vm_numa 2 1024 1 && [ "$vm_smp" = 2 ] && [ "${#vm_numa_args[@]}" = 0 ] ||
+		why+="1 node: smp '$vm_smp', ${#vm_numa_args[*]} options"$'\n'
+	vm_numa 4 2048 2 &&
+		[ "$vm_smp" = 4,sockets=4,cores=1,threads=1 ] &&
+		[ "${vm_numa_args[*]}" = "-object memory-backend-ram,id=mem0,size=1024M -numa node,nodeid=0,memdev=mem0,cpus=0-1 -object memory-backend-ram,id=mem1,size=1024M -numa node,nodeid=1,memdev=mem1,cpus=2-3" ] ||
+		why+="4 CPUs, 2 nodes: smp '$vm_smp', '${vm_numa_args[*]}'"$'\n'
+	# Memory that does not divide evenly goes to the last node; a node
+	# without a CPU is memory-only.
+	vm_numa 1 1000 3 &&
+		[ "${vm_numa_args[*]}" = "-object memory-backend-ram,id=mem0,size=333M -numa node,nodeid=0,memdev=mem0 -object memory-backend-ram,id=mem1,size=333M -numa node,nodeid=1,memdev=mem1 -object memory-backend-ram,id=mem2,size=334M -numa node,nodeid=2,memdev=mem2,cpus=0-0" ] ||
+		why+="1 CPU, 3 nodes: '${vm_numa_args[*]}'"$'\n'
+	for bad in 0 x 2000; do
+		! vm_numa 2 1024 "$bad" || why+="vm_numa with $bad nodes accepted"$'\n'
+	done
+	result numa-layout "$why"
 } | tee "$results.tmp"
 mv "$results.tmp" "$results"
 passed=$(grep -c '^ok ' "$results" || true)
 failed=$(grep -c '^not ok ' "$results" || true)
 echo "vm-qemu-lib: $passed passed, $failed failed"
-[ "$failed" = 0 ] && [ "$passed" = 5 ]
+[ "$failed" = 0 ] && [ "$passed" = 7 ]
