@@ -3,12 +3,12 @@
 #
 # Boot the Debian guest image (mkimage.sh) on a secmem kernel under QEMU.
 #
-#   boot.sh --kernel BZIMAGE --image IMG --mode demo|check|shell
+#   boot.sh --kernel BZIMAGE --image IMG --mode demo|check|soak|shell
 #           [--log FILE] [--results FILE.tap] [--append "kernel args"]
 #
-# demo and check start secmem-scenario@MODE.service at boot (the kernel
-# command line's systemd.wants=), which prints on the console and powers
-# off; the log is then judged by judge.py (exit 0 pass, 1 fail). shell
+# demo, check and soak start secmem-scenario@MODE.service at boot (the
+# kernel command line's systemd.wants=), which prints on the console and
+# powers off; the log is then judged by judge.py (exit 0 pass, 1 fail). shell
 # boots to a login prompt on the serial console (root, no password);
 # Ctrl-A X stops QEMU. Usage errors exit 2.
 #
@@ -56,8 +56,8 @@ done
 [ -f "$kernel" ] || die "kernel '$kernel' does not exist (make kernel-release)"
 [ -f "$image" ] || die "image '$image' does not exist (tests/vm/debian/mkimage.sh)"
 case $mode in
-demo | check | shell) ;;
-*) die "--mode demo|check|shell" ;;
+demo | check | soak | shell) ;;
+*) die "--mode demo|check|soak|shell" ;;
 esac
 
 qemu_bin=${QEMU:-qemu-system-x86_64}
@@ -98,6 +98,9 @@ vm_run "$log" "$hint" \
 	"${qemu[@]}"
 [ "$mode" = shell ] && exit 0
 
-judge=("$here/judge.py" "$log")
+# The soak's results are soak.ID, the other modes' systemd.ID.
+prefix=systemd
+[ "$mode" = soak ] && prefix=soak
+judge=("$here/judge.py" "$log" --prefix "$prefix")
 [ -n "$results" ] && judge+=(--results "$results")
 exec "${judge[@]}"

@@ -2,21 +2,22 @@
 # SPDX-License-Identifier: GPL-2.0
 """Judge the console log of the Debian systemd scenario (boot.sh).
 
-    judge.py LOG [--results OUT.tap]
+    judge.py LOG [--results OUT.tap] [--prefix NAME]
 
 The guest's scenario (rootfs/usr/local/lib/secmem-vm/scenario.sh) prints
 "secmem-systemd: start MODE", one "ok N ID - what" / "not ok N ID - what"
 line per assertion, a plan "1..N", and "secmem-systemd: done". Each
-assertion becomes the result systemd.ID. Two results are added here:
+assertion becomes the result NAME.ID (NAME: --prefix, "systemd" unless
+given). Two results are added here:
 
-  systemd.vm.kernel-log-clean  no kernel splat on the console (the
+  NAME.vm.kernel-log-clean     no kernel splat on the console (the
                                patterns of ../check-log.py)
-  systemd.vm.run-complete      the scenario started and finished, its
+  NAME.vm.run-complete         the scenario started and finished, its
                                plan was met, the guest powered off, no
                                timeout
 
 Prints the failures with their diagnostics and ends with
-"systemd: N passed, N failed". Exit status 0 if everything passed.
+"NAME: N passed, N failed". Exit status 0 if everything passed.
 """
 
 import argparse
@@ -56,6 +57,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("log")
     ap.add_argument("--results", metavar="OUT.tap")
+    ap.add_argument("--prefix", metavar="NAME", default="systemd",
+                    help="the results' names start with NAME. (default: systemd)")
     args = ap.parse_args()
 
     with open(args.log, errors="replace") as f:
@@ -118,10 +121,10 @@ def main():
 
     tap = []
     for ok, rid, desc, diag in results:
-        tap.append((ok, f"systemd.{rid} - {desc}", diag))
-    tap.append((not splats, "systemd.vm.kernel-log-clean",
+        tap.append((ok, f"{args.prefix}.{rid} - {desc}", diag))
+    tap.append((not splats, f"{args.prefix}.vm.kernel-log-clean",
                 [f"log line {i + 1}: {what}: {text}" for i, what, text in splats[:10]]))
-    tap.append((not run_problems, "systemd.vm.run-complete", run_problems))
+    tap.append((not run_problems, f"{args.prefix}.vm.run-complete", run_problems))
 
     if args.results:
         os.makedirs(os.path.dirname(os.path.abspath(args.results)), exist_ok=True)
@@ -143,7 +146,7 @@ def main():
         print(f"--- {what}, log line {i + 1}:")
         for text in lines[lo:hi]:
             print(f"    {text}")
-    print(f"systemd: {len(tap) - len(failed)} passed, {len(failed)} failed")
+    print(f"{args.prefix}: {len(tap) - len(failed)} passed, {len(failed)} failed")
     return 1 if failed else 0
 
 

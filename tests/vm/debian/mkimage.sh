@@ -178,6 +178,7 @@ cp -a "$here/rootfs/." "$overlay/"
 src=$overlay/usr/local/src/secmem-demo
 mkdir -p "$src"
 cp "$here/app/secret-demo.c" "$here/app/kcore-find.c" "$here/app/upgrade-holder.c" \
+	"$here/app/soak-load.c" \
 	"$top/tests/vm/guest/lib/kcore.c" "$top/tests/vm/guest/lib/kcore.h" \
 	"$top/docs/example/hello.c" "$src/"
 chown -R 0:0 "$overlay"

@@ -14,6 +14,9 @@
 #          package lifecycle (lifecycle.sh): upgrade, upgrade with a
 #          broken config, remove, purge, install on a kernel without
 #          the pools, reinstall
+#   soak   the install, then the soak (soak.sh: make soak, and make
+#          check's 2-minute form): load through libsecmem and unmapped
+#          memfds, memory pressure, reloads and SIGKILLs of secmemd
 #
 # Every assertion prints one TAP line, "ok N ID - what" or "not ok N ID -
 # what", at the start of a line; everything else is indented. The host
@@ -89,6 +92,19 @@ wait_for() {
 		[ "$SECONDS" -lt "$deadline" ] || return 1
 		sleep 0.5
 	done
+}
+
+# The plan, the verdict, and the exit status: 0 when every assertion passed.
+finish() {
+	echo "1..$n"
+	echo "secmem-systemd: $((n - failed)) of $n assertions passed in $((SECONDS - t_start)) s"
+	if [ "$failed" = 0 ]; then
+		echo "secmem-systemd: result: pass"
+	else
+		echo "secmem-systemd: result: FAIL (${failures[*]})"
+	fi
+	echo "secmem-systemd: done"
+	[ "$failed" = 0 ]
 }
 
 # --- sizes and the configuration ---------------------------------------------
@@ -272,6 +288,13 @@ check unit.active "secmemd.service is active (started by the package): $state" \
 check unit.ready "readiness: systemd logged \"Started\" (job done) after READY=1; STATUS=\"$(prop StatusText)\"" \
 	journal_has 10 '.MESSAGE_ID == "39f53479d3a045ac8e11786248231fbf" and .JOB_RESULT == "done"'
 show systemctl status "$unit" --no-pager -n 0
+
+if [ "$mode" = soak ]; then
+	# shellcheck source=/dev/null
+	. /usr/local/lib/secmem-vm/soak.sh
+	finish
+	exit
+fi
 
 heading "3. the pools, from $conf"
 expect_from_conf
@@ -461,12 +484,4 @@ summary_line "unmodified ssh-agent" "key shielded by OpenSSH (seed absent even p
 summary_line "ssh-agent service" "secmemctl protect --mode heap --no-new-privs; status: $(awk -v u=secmem-ssh-agent.service '$1 == u { print $6 ", " $7 " bytes in use"; exit }' "$rp_dir/svc.status" 2>/dev/null); kcore: $(grep -q 'seed absent' "$rp_dir/scan.svc" 2>/dev/null && echo seed absent || echo seed FOUND or not scanned)"
 summary_line "unmodified minisign" "Ed25519 seed in kernel RAM: plain $(grep -q 'seed found' "$rp_dir/scan.mini.none" && echo found || echo absent), --mode sodium $(grep -q 'seed found' "$rp_dir/scan.mini.sodium" && echo found || echo absent), --mode sodium,heap $(grep -q 'seed found' "$rp_dir/scan.mini.sodium,heap" && echo found || echo absent)"
 summary_line "systemd-analyze" "security: exposure ${overall:-?}"
-echo "1..$n"
-echo "secmem-systemd: $((n - failed)) of $n assertions passed in $((SECONDS - t_start)) s"
-if [ "$failed" = 0 ]; then
-	echo "secmem-systemd: result: pass"
-else
-	echo "secmem-systemd: result: FAIL (${failures[*]})"
-fi
-echo "secmem-systemd: done"
-[ "$failed" = 0 ]
+finish
