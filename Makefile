@@ -7,8 +7,9 @@
 #                 demonstration: secmemd under systemd, an application
 #                 linked with libsecmem (the main job)
 #   make check    build everything and run every test: host unit tests,
-#                 checkpatch, the guest tests on the patched debug kernel
-#                 and the systemd scenario on the patched release kernel
+#                 checkpatch, the guest tests on the patched debug kernel,
+#                 the systemd scenario and the soak's 2-minute form on
+#                 the patched release kernel
 #   make shell    boot the patched release kernel to an interactive shell
 #   make demo     the busybox initramfs demonstration (memfd_secret, kcore)
 #
@@ -30,7 +31,7 @@ DESTDIR ?=
 .PHONY: all deps run shell check check-unit check-guest lint clean distclean \
 	kernel kernel-debug kernel-release kernel-stock kernel-tree \
 	kernel-export kernel-checkpatch kernel-series userspace guest initramfs install bench \
-	check-guest-release check-guest-numa
+	check-guest-release check-guest-numa soak check-soak
 
 all: userspace
 
@@ -213,6 +214,32 @@ check-guest: kernel-debug initramfs
 check-systemd: kernel-release image
 	@$(DEBIAN_BOOT) --mode check --log $(BUILD)/logs/check-systemd.log \
 		--results $(BUILD)/results/systemd.tap
+
+# The soak (docs/RELIABILITY.md, case 5): the Debian guest with 4 vCPUs on
+# 2 NUMA nodes, secmemd under systemd, load through libsecmem and unmapped
+# memfds, a memory hog, systemctl reload every minute and SIGKILL of
+# secmemd every 5 minutes (tests/vm/debian/rootfs/.../soak.sh). DURATION
+# is in minutes, or in seconds with an s suffix (DURATION=90s); make check
+# runs the 2-minute form (check-soak). TAP in build/results/soak.tap
+# (soak-short.tap for check-soak), the console in build/logs/.
+DURATION ?= 30
+soak_seconds = $(shell echo '$(1)' | sed -n -e 's/^\([1-9][0-9]*\)s$$/\1/p;t' -e 's/^\([1-9][0-9]*\)$$/\1*60/p')
+define soak_boot
+	@s='$(call soak_seconds,$(1))'; \
+	[ -n "$$s" ] || { echo "soak: DURATION=$(1) is not a number of minutes (30) or of seconds (90s)" >&2; exit 2; }; \
+	s=$$(($(or $(call soak_seconds,$(1)),0))); VM_CPUS=4 VM_NUMA=2 VM_TIMEOUT=$$((s + 900)) tests/vm/debian/boot.sh \
+		--kernel $(BUILD)/debian/vmlinuz --image $(BUILD)/debian/secmem.img \
+		--mode soak --append "secmem.soak_seconds=$$s" \
+		--log $(BUILD)/logs/$(2).log --results $(BUILD)/results/$(2).tap
+endef
+
+soak: deps
+	@$(MAKE) -s kernel-release
+	@$(MAKE) -s image
+	$(call soak_boot,$(DURATION),soak)
+
+check-soak: kernel-release image
+	$(call soak_boot,2,soak-short)
 
 # The Debian packages, the local apt repositories and lintian, all in
 # $(BUILD)/deb (scripts/deb.sh).
