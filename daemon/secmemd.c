@@ -348,9 +348,12 @@ static void on_kernel_events(struct daemon *d)
 			handle(d, EVENT_RECLAIM, ke->node);
 			break;
 		case KEV_ALLOC_FAIL:
-			/* No pool size helps when conversion itself fails. */
+			/*
+			 * No pool size helps when conversion itself fails:
+			 * say what it costs, the event is rate-limited.
+			 */
 			log_msg(LOG_WARNING,
-				"node %d: an unmapped allocation failed",
+				"node %d: an unmapped allocation failed: no pageblock could be unmapped, memfd_secret and MFD_UNMAPPED fall back to unmapping single pages (a TLB flush each, the direct map split)",
 				ke->node);
 			break;
 		}
