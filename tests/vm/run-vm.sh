@@ -125,8 +125,9 @@ if [ -n "$dimm" ]; then
 	*) dimm_mib=$dimm ;;
 	esac
 	# Hotplugged memory comes in memory blocks of 128 MiB on x86-64.
-	vm_positive "$dimm_mib" && [ $((dimm_mib % 128)) = 0 ] ||
+	if ! vm_positive "$dimm_mib" || [ $((dimm_mib % 128)) != 0 ]; then
 		die "VM_DIMM=$dimm is not a size like 512M or 1G in whole 128 MiB memory blocks"
+	fi
 	[ "$dimm_mib" -le 2048 ] || die "VM_DIMM=$dimm is more than the 2G of room for hotplugged memory"
 fi
 [ "$numa" -le "$mem_mib" ] || die "VM_NUMA=$numa nodes cannot share $mem_mib MiB"

@@ -109,6 +109,7 @@ static unsigned char mark_inv[3][MH_MARK];	/* A, B, control */
 static uint64_t a_pfn[MH_PAGES(MH_A_BYTES)], b_pfn[MH_PAGES(MH_B_BYTES)];
 static unsigned int nr_a_pfn, nr_b_pfn;
 static struct upool_buf a_buf = { .fd = -1 };
+static bool a_held;		/* A is open; once closed its pages are free */
 static uint64_t a_seed;
 
 /* Counters of the pool (global files) and meminfo, one snapshot. */
@@ -384,7 +385,9 @@ static enum mh_class classify(const struct mblock *b, char *why, size_t len)
 		uint64_t pfn = b->pfn + i;
 
 		if (pfn_in(a_pfn, nr_a_pfn, pfn)) {
-			cls = MH_BUSY_A;
+			/* Closed, A's pages may wait in a per-CPU LRU batch. */
+			if (a_held)
+				cls = MH_BUSY_A;
 			continue;
 		}
 		if (!cnt[i] || pfn_in(b_pfn, nr_b_pfn, pfn) ||
@@ -584,6 +587,7 @@ static enum tap_result step_fill(void)
 	/* A: held by this process for round 1. */
 	if (upool_alloc(&a_buf, MH_A_BYTES, UPOOL_MFD_MMAP))
 		return TAP_FAIL;
+	a_held = true;
 	for (i = 0; i < MH_PAGES(MH_A_BYTES); i++) {
 		volatile unsigned char *p = (unsigned char *)a_buf.addr + i * UPOOL_PAGE;
 		unsigned int j;
@@ -847,26 +851,32 @@ static enum tap_result step_reuse(void)
 static enum tap_result step_end(void)
 {
 	struct mh_snap end;
-	long long vm;
+	int i, err, left_online = 0;
 	bool ok = true;
-	int i, err;
+	long long vm;
 
 	if (upool_reset() || upool_wait_empty(60)) {
 		tap_diag("the pool did not empty");
 		ok = false;
 	}
 	for (i = nr_blk - 1; i >= 0; i--) {
+		char why[192];
+
 		if (!blk[i].online)
 			continue;
 		err = block_set(&blk[i], "offline", NULL);
-		if (err) {
-			char why[192];
-
-			classify(&blk[i], why, sizeof(why));
-			tap_diag("memory%d: cannot offline at the end: %s (%s)", blk[i].id,
-				 upool_errname(-err), why);
-			ok = false;
+		if (!err)
+			continue;
+		/* Slab or page tables the kernel put there: not ours to judge. */
+		if (err == -EBUSY && classify(&blk[i], why, sizeof(why)) == MH_KERNEL) {
+			tap_diag("memory%d stays online: kernel pages in use (%s)", blk[i].id,
+				 why);
+			left_online++;
+			continue;
 		}
+		tap_diag("memory%d: cannot offline at the end: %s", blk[i].id,
+			 upool_errname(-err));
+		ok = false;
 	}
 	if (snap(&end))
 		return TAP_FAIL;
@@ -891,9 +901,9 @@ static enum tap_result step_end(void)
 		tap_diag("free_bytes above unmapped_bytes");
 		ok = false;
 	}
-	if (end.mem_total != start.mem_total) {
-		tap_diag("MemTotal %lld kB at the end, %lld kB at the start", end.mem_total / 1024,
-			 start.mem_total / 1024);
+	if (end.mem_total != start.mem_total + left_online * (long long)block_bytes) {
+		tap_diag("MemTotal %lld kB at the end, %lld kB at the start, %d blocks left online",
+			 end.mem_total / 1024, start.mem_total / 1024, left_online);
 		ok = false;
 	}
 	return ok ? TAP_PASS : TAP_FAIL;
@@ -948,7 +958,7 @@ int main(void)
 	tap_report(step_secret(), "secret A intact and not in /proc/kcore after the refusals", NULL);
 
 	upool_free(&a_buf);
-	nr_a_pfn = 0;
+	a_held = false;
 	ok2 = offline_round(2);
 	tap_diag("after round 2: %u clean blocks offlined, %u pageblocks mapped again by offlining, %u of B's %u pages went offline",
 		 clean_offlined, remapped_by_offline, b_pages_offlined, nr_b_pfn);
