@@ -19,7 +19,7 @@
  *  1. the DIMM's memory blocks (the ones offline at the start; as many as
  *     secmem.dimm says) go online as ZONE_NORMAL (unmapped pageblocks are
  *     never taken from ZONE_MOVABLE);
- *  2. the pool is filled to the DIMM's size less 64 MiB and frozen
+ *  2. the pool is filled to the DIMM's size less 128 MiB and frozen
  *     (pool_target 0, watermark_high above it: the worker neither converts
  *     nor releases); ZONE_NORMAL, which is the DIMM, holds unmapped
  *     pageblocks; secret A (4 MiB MFD_UNMAPPED, a 64-byte random marker at
@@ -81,6 +81,13 @@
 #define MH_C_BYTES		(1 * UPOOL_MiB)
 #define MH_MARK			64
 #define MH_POOL_SLACK		(64 * UPOOL_MiB)
+/*
+ * The pool leaves this much of the DIMM mapped: KASAN's shadow of the
+ * blocks onlined later is allocated in the ones onlined before (16 MiB per
+ * 128 MiB), and ZONE_NORMAL must stay above its watermarks, or kswapd
+ * would have the shrinker release pool blocks while the worker fills.
+ */
+#define MH_POOL_LEAVE		(128 * UPOOL_MiB)
 #define MH_FILL_TIMEOUT		150.0
 #define MH_NR_RESULTS		8
 #define MH_PAGES(b)		((b) / UPOOL_PAGE)
@@ -565,7 +572,7 @@ static int fill_pool(u64_t bytes, double *secs)
 /* Step 2: pool and secrets on the DIMM. */
 static enum tap_result step_fill(void)
 {
-	u64_t target = dimm_bytes - MH_POOL_SLACK;
+	u64_t target = dimm_bytes - MH_POOL_LEAVE;
 	long long normal;
 	unsigned int i, a_on = 0, b_on = 0;
 	uint64_t *shared;
@@ -930,7 +937,7 @@ int main(void)
 	tap_diag("secmem.dimm says %" PRIu64 " MiB; %d offline memory blocks of %" PRIu64 " MiB, memory%d to memory%d",
 		 expect / MH_MIB, nr_blk, block_bytes / MH_MIB,
 		 nr_blk ? blk[0].id : -1, nr_blk ? blk[nr_blk - 1].id : -1);
-	if (!nr_blk || dimm_bytes != expect || dimm_bytes <= MH_POOL_SLACK)
+	if (!nr_blk || dimm_bytes != expect || dimm_bytes < 2 * MH_POOL_LEAVE)
 		tap_bail("the DIMM's %" PRIu64 " MiB are not offline memory blocks here",
 			 expect / MH_MIB);
 	if (getrandom(mark_inv, sizeof(mark_inv), 0) != sizeof(mark_inv) ||
