@@ -22,24 +22,29 @@
  *  2. the pool is filled to the DIMM's size less 128 MiB and frozen
  *     (pool_target 0, watermark_high above it: the worker neither converts
  *     nor releases); ZONE_NORMAL, which is the DIMM, holds unmapped
- *     pageblocks; secret A (4 MiB MFD_UNMAPPED, a 64-byte random marker at
- *     the start of every page) is allocated on it, and a child writes
- *     secret B (2 MiB, its own marker) and exits with the file open, so
- *     B's pages go back to the unmapped free lists unzeroed;
+ *     pageblocks; secret A (16 MiB MFD_UNMAPPED, a 64-byte random marker
+ *     at the start of every page) is allocated on it, and a child writes
+ *     secret B (the rest of the pool, its own marker in every page) and
+ *     exits with the file open, so B's pages go back to the unmapped free
+ *     lists unzeroed: every pageblock offlining maps again holds them;
  *  3. round 1, every DIMM block, highest first (with KASAN a block's
- *     shadow lives in the blocks onlined before it): each block is
- *     classified from /proc/kpagecount and /proc/kpageflags (A's pages;
- *     only free, LRU or B's pages; other kernel pages in use), then
- *     offlined. A block with an A page must fail with EBUSY and change no
- *     counter; a block of free, LRU and B pages must go offline, and
- *     MemTotal drops by the block; a block with other kernel pages may do
- *     either. Every attempt: the pool's unmapped_bytes and free_bytes move
- *     by the same amount, pageblock_bytes times the restorations, and
- *     nothing is converted;
+ *     shadow lives in the blocks onlined before it), is offlined. A block
+ *     with a page of A must fail with EBUSY; a refusal must be EBUSY, and
+ *     the page the kernel names for it (offline_pages() asks isolation to
+ *     dump_page() the unmovable page) must be in use: A's, or the kernel's
+ *     (slab the kernel put on the DIMM), never a free unmapped page (B's);
+ *     a refusal changes no counter and not MemTotal; a success lowers
+ *     MemTotal by the block. Every attempt: the pool's unmapped_bytes and
+ *     free_bytes move by the same amount, pageblock_bytes times the
+ *     restorations, and nothing is converted. At least one refusal must
+ *     name a page of A;
  *  4. A is read back through its mapping and read(), every byte, and is
  *     not in /proc/kcore (the DIMM's online range), while a control
  *     marker in a plain memfd is read back there at its pagemap address;
- *  5. round 2: A is closed, the remaining DIMM blocks are offlined;
+ *  5. round 2: A is closed, the remaining DIMM blocks are offlined, judged
+ *     the same way (A's pages are now free ones); after it at least one
+ *     block went offline, with unmapped pageblocks mapped again and some
+ *     of B's pages in it;
  *  6. every DIMM block is onlined again: neither marker is in its memory
  *     (B's pages went offline unzeroed on the unmapped free lists: the
  *     kernel must zero them before they return to the direct map);
@@ -48,7 +53,8 @@
  *  8. the pool is emptied, the counters are consistent with the start
  *     (unmapped_bytes less (conversions - restorations) pageblocks is
  *     what it was, /proc/vmstat nr_unmapped equals unmapped_bytes), and
- *     the DIMM goes offline again (MemTotal as at the start), as the next
+ *     the DIMM goes offline again (MemTotal as at the start, plus any block
+ *     the kernel's own pages keep online, which is said), as the next
  *     tests expect it.
  * A kernel splat (a fault on an unmapped page handed to the mapped side, a
  * WARNING) panics the debug guest and fails the run.
@@ -64,7 +70,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/kernel-page-flags.h>
 #include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/random.h>
