@@ -20,6 +20,10 @@
 #   VM_CPUS         vCPUs [2]
 #   VM_MEM          memory, QEMU syntax (512M, 1G; a bare number is MiB) [1G]
 #   VM_NUMA         NUMA nodes [1]; more splits memory and vCPUs evenly
+#   VM_DIMM         a pc-dimm of this size besides VM_MEM (512M; none if
+#                   empty) [], on node 0, in one of 2 memory slots with
+#                   room up to VM_MEM + 2G; the guest sees it as hotplugged
+#                   memory, offline, and gets secmem.dimm=SIZE
 #   VM_TIMEOUT      seconds before qemu is killed, all but shell [900]
 #   VM_TEST_TIMEOUT seconds each guest program may run [300]
 #   BUILD           build directory, for the default log [<repo>/build]
@@ -100,6 +104,7 @@ cpu=${QEMU_CPU:-max}
 cpus=${VM_CPUS:-2}
 mem=${VM_MEM:-1G}
 numa=${VM_NUMA:-1}
+dimm=${VM_DIMM:-}
 test_timeout=${VM_TEST_TIMEOUT:-}
 
 vm_positive "$cpus" || die "VM_CPUS=$cpus is not a positive number"
@@ -108,6 +113,19 @@ vm_positive "$numa" || die "VM_NUMA=$numa is not a positive number"
 	die "VM_TEST_TIMEOUT=$test_timeout is not a positive number of seconds"
 mem_mib=$(vm_mem_mib "$mem") || die "VM_MEM=$mem is not a size like 512M or 1G"
 vm_numa "$cpus" "$mem_mib" "$numa" || die "VM_NUMA=$numa nodes cannot share $mem_mib MiB"
+dimm_mib=
+if [ -n "$dimm" ]; then
+	case $dimm in
+	*[gG]) dimm_mib=$((${dimm%?} * 1024)) ;;
+	*[mM]) dimm_mib=${dimm%?} ;;
+	*) dimm_mib=$dimm ;;
+	esac
+	# Hotplugged memory comes in memory blocks of 128 MiB on x86-64.
+	if ! vm_positive "$dimm_mib" || [ $((dimm_mib % 128)) != 0 ]; then
+		die "VM_DIMM=$dimm is not a size like 512M or 1G in whole 128 MiB memory blocks"
+	fi
+	[ "$dimm_mib" -le 2048 ] || die "VM_DIMM=$dimm is more than the 2G of room for hotplugged memory"
+fi
 command -v "$qemu_bin" >/dev/null || die "$qemu_bin not found: apt-get install qemu-system-x86"
 
 cmdline="console=ttyS0 printk.time=1 panic=-1 oops=panic panic_on_warn=1 secmem.mode=$mode"
@@ -121,12 +139,28 @@ else
 fi
 [ -n "$filter" ] && cmdline="$cmdline secmem.filter=$filter"
 [ -n "$test_timeout" ] && cmdline="$cmdline secmem.timeout=$test_timeout"
+# Tells the guest tests a DIMM is there to be found: without one they skip,
+# with this they fail when it is missing.
+[ -n "$dimm_mib" ] && cmdline="$cmdline secmem.dimm=${dimm_mib}M"
 [ -n "$append" ] && cmdline="$cmdline $append"
 
 qemu=("$qemu_bin" -nodefaults -nographic -no-reboot
 	-accel "$accel" -cpu "$cpu" -smp "$vm_smp" -m "${mem_mib}M"
 	-serial mon:stdio
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline")
+
+# A cold-plugged pc-dimm: outside the boot memory map, described by ACPI
+# (a memory device, hotpluggable in SRAT), added by the kernel's ACPI memory
+# hotplug driver during boot and left offline (MHP_DEFAULT_ONLINE_TYPE_OFFLINE)
+# like memory hot-added later. Two slots and VM_MEM + 2G of room, so that a
+# test could hot-add more through the monitor.
+if [ -n "$dimm_mib" ]; then
+	for ((k = 0; k < ${#qemu[@]}; k++)); do
+		[ "${qemu[k]}" = -m ] && qemu[k + 1]="${mem_mib}M,slots=2,maxmem=$((mem_mib + 2048))M"
+	done
+	qemu+=(-object "memory-backend-ram,id=dimm0,size=${dimm_mib}M"
+		-device "pc-dimm,id=dimm0,memdev=dimm0")
+fi
 
 # NUMA nodes (VM_NUMA): vm_numa in qemu-lib.sh.
 qemu+=("${vm_numa_args[@]}")
@@ -135,7 +169,7 @@ qemu+=("${vm_numa_args[@]}")
 hint=
 [ "$mode" = shell ] && hint="interactive shell; exit it (or press Ctrl-A X) to stop the VM"
 vm_run "$log" "$hint" \
-	"mode $mode, $cpus vCPU(s), ${mem_mib} MiB, $numa NUMA node(s), accel $accel" \
+	"mode $mode, $cpus vCPU(s), ${mem_mib} MiB${dimm_mib:+ + a ${dimm_mib} MiB DIMM}, $numa NUMA node(s), accel $accel" \
 	"${qemu[@]}"
 [ "$mode" = shell ] && exit 0
 
