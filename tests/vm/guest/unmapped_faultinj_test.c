@@ -73,6 +73,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "hash.h"
 #include "kcore.h"
 #include "klog.h"
 #include "subtest.h"
@@ -149,16 +150,6 @@ static void job_error(const char *what, int err)
 }
 
 /* --- patterns -------------------------------------------------------------- */
-
-static uint64_t hash64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
 
 /* Generation @gen of page @pg of job @job; generation 0 is all zeroes. */
 static void fill_page(uint64_t *p, uint64_t job, uint64_t gen, unsigned int pg)

@@ -45,6 +45,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "hash.h"
 #include "klog.h"
 #include "subtest.h"
 #include "upool.h"
@@ -63,16 +64,6 @@ static int hp_cpu = -1;			/* the CPU taken offline */
 static char hp_online_path[128];
 
 /* --- helpers -------------------------------------------------------------- */
-
-static uint64_t hash64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
 
 /* Page @pg of generation @gen of worker @w: 512 words derived from them. */
 static void fill_page(uint64_t *p, unsigned int w, uint64_t gen, unsigned int pg)

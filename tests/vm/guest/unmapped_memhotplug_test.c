@@ -76,6 +76,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "hash.h"
 #include "kcore.h"
 #include "tap.h"
 #include "upool.h"
@@ -123,16 +124,6 @@ struct mh_snap {
 };
 
 /* --- small helpers -------------------------------------------------------- */
-
-static uint64_t hash64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
 
 /* Byte @i of page @pg of A, past the marker. */
 static unsigned char a_byte(unsigned int pg, unsigned int i)
