@@ -2134,31 +2134,21 @@ static enum tap_result test_counters(void)
 	if (upool_vmstat_all(vm))
 		return TAP_FAIL;
 	{
-		u64_t s0 = 0, s1 = 0;
-		static const struct { enum upool_vmstat v; enum upool_stat s; } same[] = {
-			{ UPOOL_VM_ALLOC_POOL, UPOOL_ALLOC_POOL },
-			{ UPOOL_VM_ALLOC_CONVERT, UPOOL_ALLOC_CONVERT },
-			{ UPOOL_VM_ALLOC_FAIL, UPOOL_ALLOC_FAIL },
-			{ UPOOL_VM_BLOCK_UNMAP, UPOOL_CONVERSIONS },
-			{ UPOOL_VM_BLOCK_REMAP, UPOOL_RESTORATIONS },
+		static const struct upool_pair mermap[] = {
 			{ UPOOL_VM_MERMAP_FLUSH, UPOOL_TLB_FLUSH_MERMAP },
 		};
-		unsigned int j;
+		u64_t s0[UPOOL_NR_STATS] = { 0 }, s1[UPOOL_NR_STATS] = { 0 };
 
-		for (j = 0; j < ARRAY_SIZE(same); j++) {
-			s0 = s1 = 0;
-			for (i = 0; i < upool.nr_nodes; i++) {
-				s0 += start_snap[i].stat[same[j].s];
-				s1 += now[i].stat[same[j].s];
+		for (i = 0; i < upool.nr_nodes; i++)
+			for (k = 0; k < UPOOL_NR_STATS; k++) {
+				s0[k] += start_snap[i].stat[k];
+				s1[k] += now[i].stat[k];
 			}
-			if (vm[same[j].v] - start_vm[same[j].v] != s1 - s0) {
-				tap_diag("/proc/vmstat %s moved by %llu, sysfs %s by %llu",
-					 upool_vmstat_names[same[j].v],
-					 vm[same[j].v] - start_vm[same[j].v],
-					 upool_stat_names[same[j].s], s1 - s0);
-				ok = false;
-			}
-		}
+		if (!upool_events_agree(upool_alloc_pairs, ARRAY_SIZE(upool_alloc_pairs),
+					start_vm, vm, s0, s1))
+			ok = false;
+		if (!upool_events_agree(mermap, ARRAY_SIZE(mermap), start_vm, vm, s0, s1))
+			ok = false;
 	}
 	return ok ? TAP_PASS : TAP_FAIL;
 }

@@ -721,27 +721,11 @@ static bool wait_consistent(const char *when, struct counts *c)
 static bool events_agree(const u64_t vm0[UPOOL_NR_VMSTAT], const struct counts *c0,
 			 const u64_t vm1[UPOOL_NR_VMSTAT], const struct counts *c1)
 {
-	static const struct { enum upool_vmstat v; enum upool_stat s; } same[] = {
-		{ UPOOL_VM_ALLOC_POOL, UPOOL_ALLOC_POOL },
-		{ UPOOL_VM_ALLOC_CONVERT, UPOOL_ALLOC_CONVERT },
-		{ UPOOL_VM_ALLOC_FAIL, UPOOL_ALLOC_FAIL },
-		{ UPOOL_VM_BLOCK_UNMAP, UPOOL_CONVERSIONS },
-		{ UPOOL_VM_BLOCK_REMAP, UPOOL_RESTORATIONS },
-	};
 	long long base0, base1;
-	bool ok = true;
-	unsigned int j;
+	bool ok;
 
-	for (j = 0; j < ARRAY_SIZE(same); j++) {
-		u64_t dv = vm1[same[j].v] - vm0[same[j].v];
-		u64_t ds = c1->sum.stat[same[j].s] - c0->sum.stat[same[j].s];
-
-		if (dv != ds) {
-			tap_diag("/proc/vmstat %s moved by %llu, sysfs %s by %llu",
-				 upool_vmstat_names[same[j].v], dv, upool_stat_names[same[j].s], ds);
-			ok = false;
-		}
-	}
+	ok = upool_events_agree(upool_alloc_pairs, ARRAY_SIZE(upool_alloc_pairs), vm0, vm1,
+				c0->sum.stat, c1->sum.stat);
 	base0 = c0->sum.stat[UPOOL_UNMAPPED_BYTES] -
 		(c0->sum.stat[UPOOL_CONVERSIONS] - c0->sum.stat[UPOOL_RESTORATIONS]) * upool.pageblock;
 	base1 = c1->sum.stat[UPOOL_UNMAPPED_BYTES] -

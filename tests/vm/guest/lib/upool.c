@@ -766,3 +766,32 @@ void upool_free(struct upool_buf *b)
 	b->addr = NULL;
 	b->fd = -1;
 }
+
+const struct upool_pair upool_alloc_pairs[5] = {
+	{ UPOOL_VM_ALLOC_POOL, UPOOL_ALLOC_POOL },
+	{ UPOOL_VM_ALLOC_CONVERT, UPOOL_ALLOC_CONVERT },
+	{ UPOOL_VM_ALLOC_FAIL, UPOOL_ALLOC_FAIL },
+	{ UPOOL_VM_BLOCK_UNMAP, UPOOL_CONVERSIONS },
+	{ UPOOL_VM_BLOCK_REMAP, UPOOL_RESTORATIONS },
+};
+
+bool upool_events_agree(const struct upool_pair *pairs, unsigned int n,
+			const u64_t vm0[UPOOL_NR_VMSTAT], const u64_t vm1[UPOOL_NR_VMSTAT],
+			const u64_t st0[UPOOL_NR_STATS], const u64_t st1[UPOOL_NR_STATS])
+{
+	bool ok = true;
+	unsigned int j;
+
+	for (j = 0; j < n; j++) {
+		u64_t dv = vm1[pairs[j].v] - vm0[pairs[j].v];
+		u64_t ds = st1[pairs[j].s] - st0[pairs[j].s];
+
+		if (dv != ds) {
+			tap_diag("/proc/vmstat %s moved by %llu, sysfs %s by %llu",
+				 upool_vmstat_names[pairs[j].v], dv,
+				 upool_stat_names[pairs[j].s], ds);
+			ok = false;
+		}
+	}
+	return ok;
+}

@@ -175,6 +175,23 @@ long long upool_meminfo(const char *key);
 long long upool_vmstat(const char *key);
 int upool_vmstat_all(u64_t v[UPOOL_NR_VMSTAT]);
 
+/* A /proc/vmstat event and the sysfs statistic that counts the same thing. */
+struct upool_pair {
+	enum upool_vmstat v;
+	enum upool_stat s;
+};
+
+/* The allocator's events: pool hits, conversions, failures, blocks each way. */
+extern const struct upool_pair upool_alloc_pairs[5];
+
+/*
+ * Did each event of @pairs move from @vm0 to @vm1 by as much as its
+ * statistic, summed over the nodes, from @st0 to @st1? Says which did not.
+ */
+bool upool_events_agree(const struct upool_pair *pairs, unsigned int n,
+			const u64_t vm0[UPOOL_NR_VMSTAT], const u64_t vm1[UPOOL_NR_VMSTAT],
+			const u64_t st0[UPOOL_NR_STATS], const u64_t st1[UPOOL_NR_STATS]);
+
 double upool_now(void);
 void upool_sleep_ms(unsigned int ms);
 
