@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,33 @@ static int file_set_add(struct file_set *set, dev_t dev, ino_t ino)
 }
 
 /*
+ * Only what the link's text allows to be a secret file is looked at any
+ * further: a memfd_secret() file reads "/secretmem (deleted)", an
+ * MFD_UNMAPPED memfd "/memfd:NAME (deleted)". statfs() of anything else
+ * could block, on a FUSE file whose server hangs for one. A link into
+ * /proc (another process's fd, as a fake /proc in the tests has) is
+ * followed, a few levels at most; nothing outside /proc is.
+ */
+static bool maybe_secret(int dir, const char *name)
+{
+	char link[PATH_MAX], next[PATH_MAX];
+	ssize_t n = readlinkat(dir, name, link, sizeof(link) - 1);
+	int depth;
+
+	for (depth = 0; n > 0 && depth < 4; depth++) {
+		link[n] = '\0';
+		if (!strncmp(link, "/secretmem", strlen("/secretmem")) ||
+		    !strncmp(link, "/memfd:", strlen("/memfd:")))
+			return true;
+		if (strncmp(link, "/proc/", strlen("/proc/")))
+			return false;
+		memcpy(next, link, (size_t)n + 1);
+		n = readlink(next, link, sizeof(link) - 1);
+	}
+	return false;
+}
+
+/*
  * Look at every entry of @dir (a process's fd/ or map_files/): each
  * names a file through a magic link, which statfs() and stat() follow.
  * Returns 0, or -EACCES when the directory may not be read.
@@ -76,7 +104,7 @@ static int scan_links(int dir, struct file_set *set, struct secret_holder *h)
 		struct stat st;
 		int fd, r;
 
-		if (e->d_name[0] == '.')
+		if (e->d_name[0] == '.' || !maybe_secret(dirfd(d), e->d_name))
 			continue;
 		/*
 		 * openat(O_PATH) through the magic link gives the file itself,
