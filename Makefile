@@ -179,7 +179,7 @@ DEBUG_GUEST_APPEND := no5lvl
 # The tests of per-node behaviour. The reliability cases that fill all of
 # memory (unmapped_frag*), inject faults or need the DIMM run in check-guest.
 NUMA_GUEST_TESTS = unmapped_pool_test,unmapped_events_test,unmapped_pressure_test,$\
-	unmapped_hotplug_test,unmapped_boundary_test,secmemd_test
+	unmapped_hotplug_test,unmapped_boundary_test,secmemd_test,unmapped_meminfo_test
 check-guest-numa: kernel-debug initramfs
 	@VM_NUMA=2 tests/vm/run-vm.sh --kernel $(call bzimage,patched,debug) \
 		--initrd $(BUILD)/initramfs.cpio.gz --mode check \

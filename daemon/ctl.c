@@ -16,6 +16,7 @@
 #include "ctl.h"
 #include "protect.h"
 #include "runtime.h"
+#include "secrets.h"
 #include "sysfs.h"
 #include "units.h"
 
@@ -135,7 +136,9 @@ static void print_table(FILE *out, const struct sysfs_global *g,
 static void print_json(FILE *out, const struct sysfs_global *g,
 		       const bool *present, const struct sysfs_node *nodes,
 		       pid_t daemon, const struct history *h,
-		       const struct protect_env *units)
+		       const struct protect_env *units,
+		       const struct secret_kernel *sk,
+		       const struct secret_scan *ss)
 {
 	char uerr[512];
 	const char *sep = "";
@@ -174,6 +177,8 @@ static void print_json(FILE *out, const struct sysfs_global *g,
 		fputc('}', out);
 	}
 	fputc(']', out);
+	fputc(',', out);
+	secret_print(out, sk, ss, true);
 	if (units) {
 		fprintf(out, ",\"units\":");
 		if (ctl_units(out, units, true, uerr, sizeof(uerr)))
@@ -190,11 +195,14 @@ static int lacks_feature(int r, const char *sysfs, char *err, size_t len)
 	return -ENOENT;
 }
 
-int ctl_status(FILE *out, const char *sysfs, const char *rundir, bool json,
-	       const struct protect_env *units, char *err, size_t len)
+int ctl_status(FILE *out, const char *sysfs, const char *proc,
+	       const char *rundir, bool json, const struct protect_env *units,
+	       char *err, size_t len)
 {
 	struct sysfs_node nodes[CONFIG_MAX_NODES];
 	bool present[CONFIG_MAX_NODES];
+	struct secret_kernel sk;
+	struct secret_scan ss;
 	struct sysfs_global g;
 	struct history h;
 	int n, ignored, r;
@@ -223,12 +231,43 @@ int ctl_status(FILE *out, const char *sysfs, const char *rundir, bool json,
 	daemon = runtime_daemon_pid(rundir);
 	if (runtime_read_history(rundir, &h))
 		memset(&h, 0, sizeof(h));
+	secret_kernel_read(sysfs, proc, &sk);
+	/* Without /proc the holders are unknown, the pools still are. */
+	if (secret_scan(proc, &ss))
+		memset(&ss, 0, sizeof(ss));
 	if (json) {
-		print_json(out, &g, present, nodes, daemon, &h, units);
+		print_json(out, &g, present, nodes, daemon, &h, units, &sk, &ss);
 	} else {
 		print_table(out, &g, present, nodes, daemon, &h);
+		fputc('\n', out);
+		secret_print(out, &sk, &ss, false);
 		print_units(out, units);
 	}
+	secret_scan_free(&ss);
+	return ferror(out) ? -EIO : 0;
+}
+
+int ctl_secrets(FILE *out, const char *sysfs, const char *proc, bool json,
+		char *err, size_t len)
+{
+	struct secret_kernel sk;
+	struct secret_scan ss;
+	int r;
+
+	r = secret_scan(proc, &ss);
+	if (r) {
+		snprintf(err, len, "%s: %s", proc, strerror(-r));
+		return r;
+	}
+	secret_kernel_read(sysfs, proc, &sk);
+	if (json) {
+		fputc('{', out);
+		secret_print(out, &sk, &ss, true);
+		fprintf(out, "}\n");
+	} else {
+		secret_print(out, &sk, &ss, false);
+	}
+	secret_scan_free(&ss);
 	return ferror(out) ? -EIO : 0;
 }
 

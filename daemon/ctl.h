@@ -13,13 +13,23 @@
 struct protect_env;
 
 /*
- * Print the pools under @sysfs, the daemon's last decisions from @rundir
- * and, unless @units is NULL, the units protected with secmemctl protect
+ * Print the pools under @sysfs, the daemon's last decisions from @rundir,
+ * the secret files and who holds them (@proc, secrets.h) and, unless
+ * @units is NULL, the units protected with secmemctl protect
  * (protect.h), as a table or as one JSON object.  Returns 0, -ENOENT
  * when the kernel lacks the feature, or another -errno (message in @err).
  */
-int ctl_status(FILE *out, const char *sysfs, const char *rundir, bool json,
-	       const struct protect_env *units, char *err, size_t len);
+int ctl_status(FILE *out, const char *sysfs, const char *proc,
+	       const char *rundir, bool json, const struct protect_env *units,
+	       char *err, size_t len);
+
+/*
+ * Only the secret files: how many are open, the memory they hold, whether
+ * the kernel would hibernate, and which processes hold them. Needs no
+ * pools: it works on a stock kernel too.  Returns 0 or -errno.
+ */
+int ctl_secrets(FILE *out, const char *sysfs, const char *proc, bool json,
+		char *err, size_t len);
 
 /*
  * Check and write one setting: a per-node size (pool_target,

@@ -26,6 +26,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: secmemctl [OPTIONS] status [--json] [--units]\n"
+		"       secmemctl [OPTIONS] secrets [--json]\n"
 		"       secmemctl [OPTIONS] set KEY VALUE [--node N]\n"
 		"       secmemctl [OPTIONS] protect UNIT [--mode MODES] [--memlock SIZE] [--no-new-privs]\n"
 		"       secmemctl [OPTIONS] unprotect UNIT\n"
@@ -35,6 +36,8 @@ static void usage(FILE *out)
 		"protect runs a service with libsecmem-preload (a systemd drop-in);\n"
 		"MODES: openssl, sodium, heap, comma-separated (default openssl,sodium).\n"
 		"status --units: only the protected units (no pools needed).\n"
+		"secrets: the open secret files, who holds them and whether the\n"
+		"kernel would hibernate (no pools needed; run as root to see all).\n"
 		"\n"
 		"Options:\n"
 		"  --sysfs-root DIR   sysfs mount point (default " SYSFS_ROOT_DEFAULT ")\n"
@@ -172,8 +175,11 @@ int main(int argc, char **argv)
 			putchar('\n');
 	} else if (argc == 1 && !strcmp(argv[0], "status") && node < 0 &&
 		   !pflags) {
-		r = ctl_status(stdout, sysfs, rundir, json, &env, err,
+		r = ctl_status(stdout, sysfs, env.proc, rundir, json, &env, err,
 			       sizeof(err));
+	} else if (argc == 1 && !strcmp(argv[0], "secrets") && node < 0 &&
+		   !units_only && !pflags) {
+		r = ctl_secrets(stdout, sysfs, env.proc, json, err, sizeof(err));
 	} else if (argc == 3 && !strcmp(argv[0], "set") && !json &&
 		   !units_only && !pflags) {
 		r = ctl_set(sysfs, rundir, argv[1], argv[2], node, err,

@@ -587,15 +587,16 @@ START_TEST(status_json_has_units)
 	ck_assert_int_eq(protect("foo", "heap", 0, false), 0);
 	fake_sysfs_create(sys, 1);
 	f = open_memstream(&buf, &len);
-	ck_assert_int_eq(ctl_status(f, sys, "/nonexistent", true, &env, err, sizeof(err)), 0);
+	ck_assert_int_eq(ctl_status(f, sys, "/nonexistent", "/nonexistent", true, &env, err, sizeof(err)), 0);
 	fclose(f);
-	ck_assert_msg(strstr(buf, "\"decisions\":[],\"units\":[{\"unit\":\"foo.service\",") &&
+	ck_assert_msg(strstr(buf, "\"decisions\":[],") &&
+		      strstr(buf, "\"mappings_seen\":true,\"units\":[{\"unit\":\"foo.service\",") &&
 		      !strcmp(buf + strlen(buf) - 6, "[]}]}\n"),
 		      "%s", buf);
 	free(buf);
 	buf = NULL;
 	f = open_memstream(&buf, &len);
-	ck_assert_int_eq(ctl_status(f, sys, "/nonexistent", false, &env, err, sizeof(err)), 0);
+	ck_assert_int_eq(ctl_status(f, sys, "/nonexistent", "/nonexistent", false, &env, err, sizeof(err)), 0);
 	fclose(f);
 	ck_assert_msg(strstr(buf, "\nprotected units:\nUNIT ") && strstr(buf, "\nfoo.service "),
 		      "%s", buf);

@@ -371,15 +371,18 @@ static int find_dimm(void)
  * The page the kernel named when it last refused to isolate a pageblock:
  * offline_pages() asks for REPORT_FAILURE, and set_migratetype_isolate()
  * then dump_page()s the unmovable page ("page dumped because: unmovable
- * page"). Returns how many such reports the log holds; the last one's pfn
- * goes to @pfn and its page_type (slab, ...) or mapping to @what.
+ * page"). Returns when the last such report was logged, in microseconds
+ * of the log's clock (0: none in the log; -1: the log cannot be read),
+ * which a later report exceeds: not a count, which stays the same when
+ * a new report pushes an old one out of the ring buffer. The last one's
+ * pfn goes to @pfn and its page_type (slab, ...) or mapping to @what.
  */
-static long unmovable_reports(uint64_t *pfn, char *what, size_t len)
+static long long unmovable_reports(uint64_t *pfn, char *what, size_t len)
 {
 	static const char tag[] = "page dumped because: unmovable page";
 	int size = klogctl(10, NULL, 0);
 	char *buf, *p, *last = NULL, *line, *t;
-	long n = 0;
+	long long when = 0;
 	int got;
 
 	if (size <= 0)
@@ -393,9 +396,17 @@ static long unmovable_reports(uint64_t *pfn, char *what, size_t len)
 		return -1;
 	}
 	buf[got] = '\0';
-	for (p = buf; (p = strstr(p, tag)); p += sizeof(tag) - 1) {
+	for (p = buf; (p = strstr(p, tag)); p += sizeof(tag) - 1)
 		last = p;
-		n++;
+	if (last) {
+		/* "<4>[  528.394237] page dumped because: ..." */
+		double secs;
+
+		for (t = last; t > buf && t[-1] != '\n'; t--)
+			;
+		t = strchr(t, '[');
+		when = t && t < last && sscanf(t + 1, "%lf", &secs) == 1 ?
+			       (long long)(secs * 1e6) + 1 : 1;
 	}
 	if (last && pfn) {
 		*last = '\0';
@@ -413,7 +424,7 @@ static long unmovable_reports(uint64_t *pfn, char *what, size_t len)
 			snprintf(what, len, "%.*s", (int)strcspn(t, " \n"), t);
 	}
 	free(buf);
-	return n;
+	return when;
 }
 
 /* --- the steps ------------------------------------------------------------ */
@@ -446,7 +457,7 @@ static bool offline_checked(struct mblock *b, int round)
 	unsigned int a_here = a_held ? pfns_in_block(a_pfn, nr_a_pfn, b) : 0;
 	unsigned int b_here = pfns_in_block(b_pfn, nr_b_pfn, b);
 	long long d_unm, d_free, d_rest, d_rel, d_conv;
-	long reports0, reports1 = 0;
+	long long reports0, reports1 = 0;
 	char what[96] = "", reason[160] = "";
 	struct mh_snap s0, s1;
 	uint64_t pfn = 0;
@@ -883,24 +894,37 @@ static enum tap_result step_end(void)
 		ok = false;
 	}
 	for (i = nr_blk - 1; i >= 0; i--) {
-		char what[96];
-		uint64_t pfn;
+		long long reports0, reports1 = 0;
+		long long unmapped = -1;
+		char what[96] = "";
+		uint64_t pfn = 0;
 
 		if (!blk[i].online)
 			continue;
+		reports0 = unmovable_reports(NULL, NULL, 0);
 		err = block_set(&blk[i], "offline", NULL);
 		if (!err)
 			continue;
-		/* Slab or page tables the kernel put there: not ours to judge. */
-		if (err == -EBUSY && unmovable_reports(&pfn, what, sizeof(what)) > 0 &&
-		    !pfn_in(a_pfn, nr_a_pfn, pfn) && !pfn_in(b_pfn, nr_b_pfn, pfn)) {
+		if (err == -EBUSY) {
+			reports1 = unmovable_reports(&pfn, what, sizeof(what));
+			unmapped = zone_counter("Normal", "nr_unmapped");
+		}
+		/*
+		 * Slab or page tables the kernel put there since the DIMM
+		 * came back: not ours to judge. A and B are long gone (their
+		 * pfns may well be the kernel's now), and with the pool empty
+		 * no unmapped page is left on the DIMM to be the reason.
+		 */
+		if (err == -EBUSY && reports1 > reports0 && !unmapped) {
 			tap_diag("memory%d stays online: pfn %#" PRIx64 " in use (%s)",
 				 blk[i].id, pfn, what);
 			left_online++;
 			continue;
 		}
-		tap_diag("memory%d: cannot offline at the end: %s", blk[i].id,
-			 upool_errname(-err));
+		tap_diag("memory%d: cannot offline at the end: %s (%s, ZONE_NORMAL nr_unmapped %lld)",
+			 blk[i].id, upool_errname(-err),
+			 reports1 > reports0 ? "an unmovable page reported" : "no page reported",
+			 unmapped);
 		ok = false;
 	}
 	if (snap(&end))
