@@ -912,19 +912,22 @@ static enum tap_result step_end(void)
 		/*
 		 * Slab or page tables the kernel put there since the DIMM
 		 * came back: not ours to judge. A and B are long gone (their
-		 * pfns may well be the kernel's now), and with the pool empty
-		 * no unmapped page is left on the DIMM to be the reason.
+		 * pfns may well be the kernel's now): the refusal is the
+		 * kernel's when the page it named is typed (slab, page
+		 * table: no unmapped page is) or when no unmapped page is
+		 * left on the DIMM at all.
 		 */
-		if (err == -EBUSY && reports1 > reports0 && !unmapped) {
+		if (err == -EBUSY && reports1 > reports0 &&
+		    (!unmapped || !strncmp(what, "page_type: ", strlen("page_type: ")))) {
 			tap_diag("memory%d stays online: pfn %#" PRIx64 " in use (%s)",
 				 blk[i].id, pfn, what);
 			left_online++;
 			continue;
 		}
-		tap_diag("memory%d: cannot offline at the end: %s (%s, ZONE_NORMAL nr_unmapped %lld)",
+		tap_diag("memory%d: cannot offline at the end: %s (%s%s, ZONE_NORMAL nr_unmapped %lld)",
 			 blk[i].id, upool_errname(-err),
-			 reports1 > reports0 ? "an unmovable page reported" : "no page reported",
-			 unmapped);
+			 reports1 > reports0 ? "reported: " : "no page reported",
+			 reports1 > reports0 ? what : "", unmapped);
 		ok = false;
 	}
 	if (snap(&end))
