@@ -205,13 +205,31 @@ static bool secmemctl_names_us(unsigned int files, unsigned long long bytes)
 	return ok;
 }
 
+static struct figures base;
+
+/*
+ * One step's result: the figures moved by @files secret files and
+ * @bytes of their pages from the start, hibernation as @hibernation, and
+ * secmemctl saying the same of this process.
+ */
+static void report_step(const char *when, unsigned int files, unsigned long long bytes,
+			bool hibernation, const char *name)
+{
+	struct figures now;
+	bool ok;
+
+	if (read_figures(&now))
+		tap_bail("cannot read the figures");
+	ok = expect(when, &base, &now, (long long)bytes, files, hibernation);
+	ok &= secmemctl_names_us(files, bytes);
+	tap_report(ok ? TAP_PASS : TAP_FAIL, name, NULL);
+}
+
 int main(void)
 {
-	struct figures base, now;
 	unsigned char *a;
 	int fa, fb;
 	size_t off;
-	bool ok;
 
 	upool_init_or_skip(true);
 	tap_plan(5);
@@ -246,39 +264,19 @@ int main(void)
 		if (pwrite(fb, page, sizeof(page), (off_t)off) != (ssize_t)sizeof(page))
 			tap_bail("pwrite: %m");
 	}
-	if (read_figures(&now))
-		tap_bail("cannot read the figures");
-	ok = expect("A and B held", &base, &now, A_BYTES + B_BYTES, 2, false);
-	ok &= secmemctl_names_us(2, A_BYTES + B_BYTES);
-	tap_report(ok ? TAP_PASS : TAP_FAIL,
-		   "two secret files: SecretMem +3 MiB, secret_files +2, hibernation disabled, secmemctl names us",
-		   NULL);
+	report_step("A and B held", 2, A_BYTES + B_BYTES, false,
+		    "two secret files: SecretMem +3 MiB, secret_files +2, hibernation disabled, secmemctl names us");
 
 	/* A's descriptor closed: its mapping still holds the file open. */
 	close(fa);
-	if (read_figures(&now))
-		tap_bail("cannot read the figures");
-	ok = expect("A only mapped", &base, &now, A_BYTES + B_BYTES, 2, false);
-	ok &= secmemctl_names_us(2, A_BYTES + B_BYTES);
-	tap_report(ok ? TAP_PASS : TAP_FAIL,
-		   "a secret file only mapped still counts, and secmemctl finds it in map_files",
-		   NULL);
+	report_step("A only mapped", 2, A_BYTES + B_BYTES, false,
+		    "a secret file only mapped still counts, and secmemctl finds it in map_files");
 
 	munmap(a, A_BYTES);
-	if (read_figures(&now))
-		tap_bail("cannot read the figures");
-	ok = expect("A gone", &base, &now, B_BYTES, 1, false);
-	ok &= secmemctl_names_us(1, B_BYTES);
-	tap_report(ok ? TAP_PASS : TAP_FAIL,
-		   "A unmapped: its pages and its count go", NULL);
+	report_step("A gone", 1, B_BYTES, false, "A unmapped: its pages and its count go");
 
 	close(fb);
-	if (read_figures(&now))
-		tap_bail("cannot read the figures");
-	ok = expect("all gone", &base, &now, 0, 0, true);
-	ok &= secmemctl_names_us(0, 0);
-	tap_report(ok ? TAP_PASS : TAP_FAIL,
-		   "all closed: SecretMem and secret_files back, hibernation available again",
-		   NULL);
+	report_step("all gone", 0, 0, true,
+		    "all closed: SecretMem and secret_files back, hibernation available again");
 	return tap_finish();
 }
