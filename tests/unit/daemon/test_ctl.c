@@ -303,19 +303,28 @@ static void close_fds(const int fds[3])
 			close(fds[i]);
 }
 
+/* secmemctl secrets on the fake trees: what it printed (free it). */
+static char *secrets_output(const char *proc, bool json)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(ctl_secrets(f, root, proc, json, err, sizeof(err)), 0);
+	fclose(f);
+	return buf;
+}
+
 START_TEST(secrets_json_exact)
 {
-	char proc[PATH_MAX], *buf = NULL;
-	size_t len = 0;
+	char proc[PATH_MAX], *buf;
 	int fds[3], n;
-	FILE *f;
 
 	n = fake_proc(proc, sizeof(proc), fds);
 	fake_write(root, "kernel/mm/unmapped/secret_files", "2\n");
 	fake_power_disk("[disabled]\n");
-	f = open_memstream(&buf, &len);
-	ck_assert_int_eq(ctl_secrets(f, root, proc, true, err, sizeof(err)), 0);
-	fclose(f);
+	buf = secrets_output(proc, true);
 	if (n) {
 		ck_assert_str_eq(buf,
 			"{\"secret_files\":2,\"meminfo\":{\"SecretMem\":8192,\"Unmapped\":4194304,"
@@ -334,16 +343,12 @@ END_TEST
 
 START_TEST(secrets_table)
 {
-	char proc[PATH_MAX], *buf = NULL;
-	size_t len = 0;
+	char proc[PATH_MAX], *buf;
 	int fds[3], n;
-	FILE *f;
 
 	n = fake_proc(proc, sizeof(proc), fds);
 	fake_power_disk("[platform] shutdown reboot\n");
-	f = open_memstream(&buf, &len);
-	ck_assert_int_eq(ctl_secrets(f, root, proc, false, err, sizeof(err)), 0);
-	fclose(f);
+	buf = secrets_output(proc, false);
 	if (n)
 		ck_assert_str_eq(buf,
 			"secret files (memfd_secret, MFD_UNMAPPED): 2 seen in 1 processes; hibernation available\n"

@@ -887,12 +887,15 @@ static enum tap_result step_end(void)
 	struct mh_snap end;
 	int i, err, left_online = 0;
 	bool ok = true;
-	long long vm;
+	long long vm, alloc_convert0, block_unmap0;
 
 	if (upool_reset() || upool_wait_empty(60)) {
 		tap_diag("the pool did not empty");
 		ok = false;
 	}
+	/* Who converts once the pool is empty (docs/RELIABILITY.md). */
+	alloc_convert0 = upool_vmstat("unmapped_alloc_convert");
+	block_unmap0 = upool_vmstat("unmapped_block_unmap");
 	for (i = nr_blk - 1; i >= 0; i--) {
 		long long reports0, reports1 = 0;
 		long long unmapped = -1;
@@ -933,6 +936,9 @@ static enum tap_result step_end(void)
 	if (snap(&end))
 		return TAP_FAIL;
 	snap_diag("end", &end);
+	tap_diag("since the pool emptied: %lld pageblocks converted, %lld of them for an allocation (unmapped_alloc_convert)",
+		 upool_vmstat("unmapped_block_unmap") - block_unmap0,
+		 upool_vmstat("unmapped_alloc_convert") - alloc_convert0);
 	stat_refresh();
 	vm = upool_vmstat("nr_unmapped");
 	if ((long long)(end.stat[UPOOL_UNMAPPED_BYTES] -
