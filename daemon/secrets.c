@@ -61,25 +61,29 @@ static int file_set_add(struct file_set *set, dev_t dev, ino_t ino)
  * MFD_UNMAPPED memfd "/memfd:NAME (deleted)". statfs() of anything else
  * could block, on a FUSE file whose server hangs for one. A link into
  * /proc (another process's fd, as a fake /proc in the tests has) is
- * followed, a few levels at most; nothing outside /proc is.
+ * followed, a few levels at most; nothing outside /proc is. Returns 1
+ * (maybe), 0 (no) or -EPERM/-EACCES (the link may not be read).
  */
-static bool maybe_secret(int dir, const char *name)
+static int maybe_secret(int dir, const char *name)
 {
 	char link[PATH_MAX], next[PATH_MAX];
 	ssize_t n = readlinkat(dir, name, link, sizeof(link) - 1);
 	int depth;
 
+	/* A link we may not read: the caller reports what stays hidden. */
+	if (n < 0 && (errno == EPERM || errno == EACCES))
+		return -errno;
 	for (depth = 0; n > 0 && depth < 4; depth++) {
 		link[n] = '\0';
 		if (!strncmp(link, "/secretmem", strlen("/secretmem")) ||
 		    !strncmp(link, "/memfd:", strlen("/memfd:")))
-			return true;
+			return 1;
 		if (strncmp(link, "/proc/", strlen("/proc/")))
-			return false;
+			return 0;
 		memcpy(next, link, (size_t)n + 1);
 		n = readlink(next, link, sizeof(link) - 1);
 	}
-	return false;
+	return 0;
 }
 
 /*
@@ -91,6 +95,7 @@ static int scan_links(int dir, struct file_set *set, struct secret_holder *h)
 {
 	DIR *d = fdopendir(dir);
 	struct dirent *e;
+	int ret = 0;
 
 	if (!d) {
 		int r = -errno;
@@ -98,13 +103,29 @@ static int scan_links(int dir, struct file_set *set, struct secret_holder *h)
 		close(dir);
 		return r;
 	}
-	errno = 0;
-	while ((e = readdir(d))) {
+	for (;;) {
 		struct statfs sfs;
 		struct stat st;
 		int fd, r;
 
-		if (e->d_name[0] == '.' || !maybe_secret(dirfd(d), e->d_name))
+		/*
+		 * map_files/ opens for anyone but refuses its listing without
+		 * CAP_SYS_ADMIN: readdir() fails with EPERM, which the caller
+		 * must hear.
+		 */
+		errno = 0;
+		e = readdir(d);
+		if (!e) {
+			if (errno)
+				ret = -errno;
+			break;
+		}
+		if (e->d_name[0] == '.')
+			continue;
+		r = maybe_secret(dirfd(d), e->d_name);
+		if (r < 0)
+			ret = r;
+		if (r <= 0)
 			continue;
 		/*
 		 * openat(O_PATH) through the magic link gives the file itself,
@@ -125,7 +146,7 @@ static int scan_links(int dir, struct file_set *set, struct secret_holder *h)
 		close(fd);
 	}
 	closedir(d);
-	return 0;
+	return ret;
 }
 
 static int holder_add(struct secret_scan *s, const struct secret_holder *h,
@@ -376,8 +397,8 @@ void secret_print(FILE *out, const struct secret_kernel *k,
 		fprintf(out, "  no process holds one\n");
 	}
 	if (s->unreadable)
-		fprintf(out, "  (%u processes could not be inspected: run as root to see them)\n",
+		fprintf(out, "  (%u processes could not be inspected: their descriptors need root, with CAP_SYS_PTRACE)\n",
 			s->unreadable);
 	if (s->maps_hidden)
-		fprintf(out, "  (files only mapped, their descriptors closed, are seen as root)\n");
+		fprintf(out, "  (some mappings could not be read: files only mapped, their descriptors closed, need CAP_SYS_ADMIN)\n");
 }
