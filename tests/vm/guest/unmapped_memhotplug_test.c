@@ -230,18 +230,6 @@ static void lru_drain(void)
 		tap_diag("drop_caches: cannot drain the LRU batches");
 }
 
-/* Fold the per-CPU deltas of the vm counters (vm.stat_refresh). */
-static void stat_refresh(void)
-{
-	int fd = open("/proc/sys/vm/stat_refresh", O_WRONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	if (write(fd, "1", 1) < 0)
-		tap_diag("stat_refresh: %m");
-	close(fd);
-}
-
 /* The zone's counter in /proc/zoneinfo, after folding per-CPU deltas. */
 static long long zone_counter(const char *zone, const char *key)
 {
@@ -250,7 +238,7 @@ static long long zone_counter(const char *zone, const char *key)
 	bool in = false;
 	FILE *f;
 
-	stat_refresh();
+	upool_stat_refresh();
 	f = fopen("/proc/zoneinfo", "re");
 	if (!f)
 		return -1;
@@ -939,7 +927,7 @@ static enum tap_result step_end(void)
 	tap_diag("since the pool emptied: %lld pageblocks converted, %lld of them for an allocation (unmapped_alloc_convert)",
 		 upool_vmstat("unmapped_block_unmap") - block_unmap0,
 		 upool_vmstat("unmapped_alloc_convert") - alloc_convert0);
-	stat_refresh();
+	upool_stat_refresh();
 	vm = upool_vmstat("nr_unmapped");
 	if ((long long)(end.stat[UPOOL_UNMAPPED_BYTES] -
 			(end.stat[UPOOL_CONVERSIONS] - end.stat[UPOOL_RESTORATIONS]) *

@@ -42,12 +42,6 @@ struct figures {
 	int hibernation;	/* 1 available, 0 "[disabled]", -1 no file */
 };
 
-static void stat_refresh(void)
-{
-	if (upool_write_str("/proc/sys/vm/stat_refresh", "1"))
-		tap_diag("stat_refresh: cannot fold the per-CPU counters");
-}
-
 /* Sum of "Node N KEY: V kB" over the nodes with a pool, in bytes. */
 static long long node_meminfo_sum(const char *key)
 {
@@ -86,7 +80,7 @@ static int read_figures(struct figures *f)
 	char buf[64];
 	u64_t v;
 
-	stat_refresh();
+	upool_stat_refresh();
 	f->secretmem = upool_meminfo("SecretMem");
 	f->unmapped = upool_meminfo("Unmapped");
 	f->unmapped_free = upool_meminfo("UnmappedFree");

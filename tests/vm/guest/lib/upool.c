@@ -616,6 +616,12 @@ long long upool_vmstat(const char *key)
 	return read_key("/proc/vmstat", key, 1);
 }
 
+void upool_stat_refresh(void)
+{
+	if (upool_write_str("/proc/sys/vm/stat_refresh", "1"))
+		tap_diag("stat_refresh: cannot fold the per-CPU vm counters");
+}
+
 int upool_vmstat_all(u64_t v[UPOOL_NR_VMSTAT])
 {
 	char line[256];

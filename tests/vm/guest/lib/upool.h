@@ -173,6 +173,8 @@ int upool_settle(int quiet_ms, double timeout);
 /* "Key: value" of /proc/meminfo in bytes, "key value" of /proc/vmstat. */
 long long upool_meminfo(const char *key);
 long long upool_vmstat(const char *key);
+/* Fold the per-CPU deltas of the vm counters (vm.stat_refresh). */
+void upool_stat_refresh(void);
 int upool_vmstat_all(u64_t v[UPOOL_NR_VMSTAT]);
 
 /* A /proc/vmstat event and the sysfs statistic that counts the same thing. */
