@@ -762,6 +762,138 @@ static enum tap_result test_release(void)
 	return ok ? TAP_PASS : TAP_FAIL;
 }
 
+/* --- late_free ------------------------------------------------------------ */
+
+/* The kernel looks about a second after the free; TCG is slow. */
+#define LATE_TIMEOUT		30.0
+
+/* Unmapped bytes of node @id, or ~0 when unreadable. */
+static u64_t unmapped_bytes(int id)
+{
+	u64_t v;
+
+	return upool_stat(id, UPOOL_UNMAPPED_BYTES, &v) ? ~0ULL : v;
+}
+
+/* Wait until node @id is back to @want unmapped bytes; the seconds it took, or -1. */
+static double wait_unmapped(int id, u64_t want)
+{
+	double t0 = upool_now();
+
+	while (unmapped_bytes(id) != want) {
+		if (upool_now() - t0 > LATE_TIMEOUT)
+			return -1;
+		upool_sleep_ms(50);
+	}
+	return upool_now() - t0;
+}
+
+/*
+ * Bind to node @id and run on its @nth CPU only, so that every page goes
+ * through the same CPU's LRU batch. 0, or a negative errno (-ENODEV: the
+ * node has no such CPU).
+ */
+static int bind_one_cpu(int id, int nth)
+{
+	int idx = upool_node_index(id), err = upool_bind_node(id), c;
+	cpu_set_t one;
+
+	if (err)
+		return err;
+	for (c = 0; c < CPU_SETSIZE; c++) {
+		if (CPU_ISSET(c, &upool.node[idx].cpus) && !nth--) {
+			CPU_ZERO(&one);
+			CPU_SET(c, &one);
+			return sched_setaffinity(0, sizeof(one), &one) ? -errno : 0;
+		}
+	}
+	return -ENODEV;
+}
+
+/* In a child on node @id: 64 KiB of unmapped memory, kept until exit. */
+static int alloc_and_exit(int id)
+{
+	struct upool_buf b;
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		if (bind_one_cpu(id, 0) || upool_alloc(&b, 64 * 1024, UPOOL_ANY))
+			_exit(1);
+		/* No munmap, no close: both happen at exit. */
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		return -1;
+	return 0;
+}
+
+/*
+ * With every knob at 0, the pageblock an allocation converted goes back to
+ * the direct map once its last page is freed, however late, with no knob
+ * written afterwards:
+ *  1. a process maps and touches unmapped memory and exits without
+ *     unmapping or closing it: its pages are freed at exit, after its
+ *     address space is gone;
+ *  2. pages written with write(2) on one CPU and closed on another: the
+ *     last of them wait in the first CPU's LRU batch (truncation drains
+ *     only the batch of the CPU it runs on), which nothing here drains;
+ *     lowering a knob frees them. The diagnostics say whether they were
+ *     still held; a node with one CPU closes on the same CPU.
+ */
+static enum tap_result test_late_free(void)
+{
+	struct upool_snap s0, s1;
+	struct upool_buf b;
+	u64_t base, held;
+	bool moved;
+	double secs;
+	int i, id = -1;
+
+	expect(!quiesce(), "the pool does not empty");
+	for_each_node(i, id) {
+		if (!bind_one_cpu(id, 0))
+			break;
+	}
+	if (i == upool.nr_nodes)
+		return skip("no node has a CPU");
+	base = unmapped_bytes(id);
+	expect(!upool_snap(id, &s0), "cannot read node%d's statistics", id);
+
+	/* 1. */
+	expect(!alloc_and_exit(id), "the allocating child failed");
+	expect(!upool_snap(id, &s1), "cannot read node%d's statistics", id);
+	expect(delta(&s0, &s1, UPOOL_CONVERSIONS) >= 1,
+	       "node%d: the child's allocation converted no pageblock", id);
+	secs = wait_unmapped(id, base);
+	expect(secs >= 0,
+	       "node%d: %llu unmapped bytes %.0f s after the child exited with every knob at 0, %llu before it",
+	       id, unmapped_bytes(id), LATE_TIMEOUT, base);
+	tap_diag("node%d: freed at exit: back to %llu unmapped bytes %.1f s after the exit",
+		 id, base, secs);
+
+	/* 2. */
+	expect(!upool_alloc(&b, 64 * 1024, upool.mfd_unmapped ? UPOOL_MFD_WRITE : UPOOL_SECRET),
+	       "node%d: cannot allocate", id);
+	moved = !bind_one_cpu(id, 1);
+	upool_free(&b);
+	upool_sleep_ms(2000);
+	held = unmapped_bytes(id);
+	expect(!upool_knob_set(id, UPOOL_HIGH, pb) && !upool_knob_set(id, UPOOL_HIGH, 0),
+	       "node%d: cannot write watermark_high", id);
+	secs = wait_unmapped(id, base);
+	expect(secs >= 0, "node%d: %llu unmapped bytes %.0f s after close and a knob lowered, %llu before",
+	       id, unmapped_bytes(id), LATE_TIMEOUT, base);
+	tap_diag("node%d: written and closed on %s CPU: %s 2 s later; back to %llu unmapped bytes %.1f s after the knob write",
+		 id, moved ? "another" : "the same",
+		 held == base ? "already given back" : "still out of the direct map", base, secs);
+	upool_unbind();
+	return TAP_PASS;
+}
+
 /* --- sums ---------------------------------------------------------------- */
 
 static enum tap_result test_sums(void)
@@ -1214,6 +1346,8 @@ static const struct subtest subtests[] = {
 	  test_drain },
 	{ "release", "pool_target 0 gives the pool back: restorations, MemFree recovers",
 	  test_release },
+	{ "late_free", "a pageblock emptied at exit or after close goes back with every knob at 0",
+	  test_late_free },
 	{ "vmstat", "/proc/vmstat unmapped_* events move with the sysfs statistics", test_vmstat },
 	{ "concurrent", "concurrent knob writers and allocations keep the invariants",
 	  test_concurrent },
