@@ -137,6 +137,22 @@ const char *flush_policy_name(enum flush_policy f)
 	return f == FLUSH_DEFERRED ? "deferred" : "immediate";
 }
 
+int hibernation_policy_parse(const char *s, enum hibernation_policy *h)
+{
+	if (!strcmp(s, "refuse"))
+		*h = HIBERNATION_REFUSE;
+	else if (!strcmp(s, "wipe"))
+		*h = HIBERNATION_WIPE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *hibernation_policy_name(enum hibernation_policy h)
+{
+	return h == HIBERNATION_WIPE ? "wipe" : "refuse";
+}
+
 const char *exit_policy_name(enum exit_policy e)
 {
 	return e == EXIT_RESTORE ? "restore" : "keep";
@@ -161,6 +177,15 @@ static int parse_flush(const char *v, struct config *cfg, char *why,
 	if (flush_policy_parse(v, &cfg->flush_on_free) == 0)
 		return 0;
 	snprintf(why, len, "'%s' is not one of: immediate, deferred", v);
+	return -1;
+}
+
+static int parse_hibernation(const char *v, struct config *cfg, char *why,
+			     size_t len)
+{
+	if (hibernation_policy_parse(v, &cfg->hibernation) == 0)
+		return 0;
+	snprintf(why, len, "'%s' is not one of: refuse, wipe", v);
 	return -1;
 }
 
@@ -283,6 +308,7 @@ static int parse_decay(const char *v, struct config *cfg, char *why,
 
 static const struct global_key global_keys[] = {
 	{ "flush_on_free", parse_flush },
+	{ "hibernation", parse_hibernation },
 	{ "on_exit", parse_on_exit },
 	{ "log_level", parse_log_level },
 	{ "pressure_some_avg10", parse_some },
@@ -601,6 +627,7 @@ void config_defaults(struct config *cfg)
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->flush_on_free = FLUSH_IMMEDIATE;
+	cfg->hibernation = HIBERNATION_REFUSE;	/* the kernel's default */
 	cfg->on_exit = EXIT_KEEP;
 	cfg->log_level = LOG_INFO;
 	cfg->pressure_some_avg10 = 1000;

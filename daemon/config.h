@@ -23,6 +23,16 @@ enum flush_policy {
 	FLUSH_DEFERRED,
 };
 
+/*
+ * Hibernation while secret files (memfd_secret, MFD_UNMAPPED) exist:
+ * refused, as in mainline and on kernels without the knob, or allowed
+ * after the kernel has wiped every secret file.
+ */
+enum hibernation_policy {
+	HIBERNATION_REFUSE,
+	HIBERNATION_WIPE,
+};
+
 /* What secmemd leaves in the kernel when it stops. */
 enum exit_policy {
 	EXIT_KEEP,	/* the pools stay as they are */
@@ -53,6 +63,7 @@ struct node_policy {
 
 struct config {
 	enum flush_policy flush_on_free;
+	enum hibernation_policy hibernation;
 	enum exit_policy on_exit;
 	int log_level;			/* syslog priority, LOG_ERR..LOG_DEBUG */
 	unsigned int pressure_some_avg10; /* hundredths of a %, 0: not used */
@@ -111,6 +122,8 @@ void config_error_format(const char *path, const struct config_error *e,
 
 const char *flush_policy_name(enum flush_policy f);
 int flush_policy_parse(const char *s, enum flush_policy *f);
+const char *hibernation_policy_name(enum hibernation_policy h);
+int hibernation_policy_parse(const char *s, enum hibernation_policy *h);
 const char *exit_policy_name(enum exit_policy e);
 const char *log_level_name(int level);
 

@@ -63,6 +63,13 @@ static void print_units(FILE *out, const struct protect_env *units)
 		fprintf(out, "unknown: %s\n", uerr);
 }
 
+/* The kernel's hibernation policy: refuse, wipe, or absent (no knob). */
+static const char *hibernation_state(const struct sysfs_global *g)
+{
+	return g->hibernation_present ?
+		       hibernation_policy_name(g->hibernation) : "absent";
+}
+
 static void print_table(FILE *out, const struct sysfs_global *g,
 			const bool *present, const struct sysfs_node *nodes,
 			pid_t daemon, const struct history *h)
@@ -76,11 +83,16 @@ static void print_table(FILE *out, const struct sysfs_global *g,
 		flush_policy_name(g->flush_on_free),
 		sz(g->pageblock_bytes, a));
 	if (daemon > 0)
-		fprintf(out, "running (pid %ld)\n\n", (long)daemon);
+		fprintf(out, "running (pid %ld)\n", (long)daemon);
 	else if (daemon < 0)
-		fprintf(out, "unknown (%s)\n\n", strerror(-daemon));
+		fprintf(out, "unknown (%s)\n", strerror(-daemon));
 	else
-		fprintf(out, "not running\n\n");
+		fprintf(out, "not running\n");
+	fprintf(out, "hibernation: %s", hibernation_state(g));
+	if (g->hibernation_wiped_files >= 0)
+		fprintf(out, "    wiped_files: %" PRId64,
+			g->hibernation_wiped_files);
+	fprintf(out, "\n\n");
 
 	fprintf(out, "%-5s %10s %10s %10s %10s %10s %12s %12s %8s\n", "NODE",
 		"TARGET", "LOW", "HIGH", "FREE", "UNMAPPED", "FROM_POOL",
@@ -145,8 +157,15 @@ static void print_json(FILE *out, const struct sysfs_global *g,
 	unsigned int i;
 	int n, k;
 
-	fprintf(out, "{\"flush_on_free\":\"%s\",\"pageblock_bytes\":%" PRIu64,
-		flush_policy_name(g->flush_on_free), g->pageblock_bytes);
+	/* "hibernation" is taken: whether the kernel would (secret_print). */
+	fprintf(out, "{\"flush_on_free\":\"%s\",\"hibernation_policy\":\"%s\"",
+		flush_policy_name(g->flush_on_free), hibernation_state(g));
+	if (g->hibernation_wiped_files >= 0)
+		fprintf(out, ",\"hibernation_wiped_files\":%" PRId64,
+			g->hibernation_wiped_files);
+	else
+		fprintf(out, ",\"hibernation_wiped_files\":null");
+	fprintf(out, ",\"pageblock_bytes\":%" PRIu64, g->pageblock_bytes);
 	if (daemon > 0)
 		fprintf(out, ",\"daemon_pid\":%ld", (long)daemon);
 	else
@@ -323,6 +342,31 @@ static int set_flush(const char *sysfs, const char *value, int node,
 	return r;
 }
 
+static int set_hibernation(const char *sysfs, const char *value, int node,
+			   char *err, size_t len)
+{
+	enum hibernation_policy h;
+	int r;
+
+	if (node >= 0) {
+		snprintf(err, len, "hibernation is global: no --node");
+		return -EINVAL;
+	}
+	if (hibernation_policy_parse(value, &h)) {
+		snprintf(err, len,
+			 "hibernation: '%s' is not one of: refuse, wipe", value);
+		return -EINVAL;
+	}
+	r = sysfs_write_hibernation(sysfs, h);
+	if (r == -ENOENT)
+		snprintf(err, len,
+			 "%s/kernel/mm/unmapped/hibernation does not exist: this kernel has no hibernation policy (it refuses to hibernate while secret files exist)",
+			 sysfs);
+	else if (r)
+		snprintf(err, len, "writing hibernation: %s", strerror(-r));
+	return r;
+}
+
 int ctl_set(const char *sysfs, const char *rundir, const char *key,
 	    const char *value, int node, char *err, size_t len)
 {
@@ -342,12 +386,16 @@ int ctl_set(const char *sysfs, const char *rundir, const char *key,
 		r = set_flush(sysfs, value, node, err, len);
 		goto notify;
 	}
+	if (!strcmp(key, "hibernation")) {
+		r = set_hibernation(sysfs, value, node, err, len);
+		goto notify;
+	}
 	for (k = 0; k < KNOB_COUNT; k++)
 		if (!strcmp(key, sysfs_knob_names[k]))
 			break;
 	if (k == KNOB_COUNT) {
 		snprintf(err, len,
-			 "unknown key '%s' (pool_target, watermark_low, watermark_high, flush_on_free)",
+			 "unknown key '%s' (pool_target, watermark_low, watermark_high, flush_on_free, hibernation)",
 			 key);
 		return -EINVAL;
 	}

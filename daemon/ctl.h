@@ -34,8 +34,9 @@ int ctl_secrets(FILE *out, const char *sysfs, const char *proc, bool json,
 /*
  * Check and write one setting: a per-node size (pool_target,
  * watermark_low, watermark_high) on @node or, with @node < 0, on every
- * node; or flush_on_free (no node).  Then ask a running daemon to take
- * the change into account.  Returns 0 or -errno (message in @err).
+ * node; or flush_on_free or hibernation (no node).  Then ask a running
+ * daemon to take the change into account.  Returns 0 or -errno (message
+ * in @err); -ENOENT when the kernel lacks the knob.
  */
 int ctl_set(const char *sysfs, const char *rundir, const char *key,
 	    const char *value, int node, char *err, size_t len);

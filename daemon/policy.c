@@ -2,7 +2,8 @@
 /*
  * Pool policy.  The rules, in the order they are checked:
  *
- *  - start/reload: the configured values, as they are;
+ *  - start/reload: the configured values, as they are (the hibernation
+ *    policy only where the kernel has its knob);
  *  - low watermark: grow by grow_step, pool exhausted: by twice that
  *    (an allocation already waited for a conversion), never beyond
  *    pool_max, and never while memory is under pressure: memory handed
@@ -82,6 +83,18 @@ bool policy_under_pressure(const struct config *cfg,
 	return true;
 }
 
+bool policy_hibernation_unsupported(const struct config *cfg,
+				    const struct observed_state *st,
+				    char *why, size_t len)
+{
+	if (st->hibernation_present || cfg->hibernation == HIBERNATION_REFUSE)
+		return false;
+	snprintf(why, len,
+		 "hibernation = %s is configured, but this kernel has no hibernation policy: it cannot wipe secret files and keeps refusing to hibernate while any exists",
+		 hibernation_policy_name(cfg->hibernation));
+	return true;
+}
+
 static bool full_pressure(const struct config *cfg,
 			  const struct observed_state *st)
 {
@@ -141,6 +154,20 @@ static void apply_config(const struct config *cfg,
 			 "%s: flush_on_free %s -> %s (configured)", what,
 			 flush_policy_name(st->flush_on_free),
 			 flush_policy_name(cfg->flush_on_free));
+	}
+	/* Without the knob: policy_hibernation_unsupported(), no decision. */
+	if (st->hibernation_present && st->hibernation != cfg->hibernation) {
+		struct decision *d = &out->d[out->count++];
+
+		memset(d, 0, sizeof(*d));
+		d->kind = DECISION_HIBERNATION;
+		d->cause = CAUSE_APPLY;
+		d->node = -1;
+		d->hibernation = cfg->hibernation;
+		snprintf(d->reason, sizeof(d->reason),
+			 "%s: hibernation %s -> %s (configured)", what,
+			 hibernation_policy_name(st->hibernation),
+			 hibernation_policy_name(cfg->hibernation));
 	}
 	snprintf(why, sizeof(why), "%s: configured", what);
 	for (n = 0; n < CONFIG_MAX_NODES; n++)

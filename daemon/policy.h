@@ -46,12 +46,15 @@ struct observed_state {
 	unsigned int psi_some_avg10;	/* hundredths of a percent */
 	unsigned int psi_full_avg10;
 	enum flush_policy flush_on_free;
+	bool hibernation_present;	/* the kernel has the hibernation knob */
+	enum hibernation_policy hibernation;	/* if it has */
 	struct node_state node[CONFIG_MAX_NODES];
 };
 
 enum decision_kind {
 	DECISION_NODE,		/* new pool_target and watermarks for a node */
 	DECISION_FLUSH,		/* new flush_on_free */
+	DECISION_HIBERNATION,	/* new hibernation policy */
 };
 
 enum decision_cause {
@@ -69,12 +72,13 @@ struct decision {
 	uint64_t watermark_low;
 	uint64_t watermark_high;
 	enum flush_policy flush_on_free; /* DECISION_FLUSH */
+	enum hibernation_policy hibernation; /* DECISION_HIBERNATION */
 	char reason[192];		/* one line, for the log */
 };
 
 struct decisions {
 	unsigned int count;
-	struct decision d[CONFIG_MAX_NODES + 1];
+	struct decision d[CONFIG_MAX_NODES + 2]; /* + flush, hibernation */
 };
 
 /*
@@ -93,6 +97,16 @@ void policy_decide(const struct config *cfg, const struct observed_state *st,
 bool policy_under_pressure(const struct config *cfg,
 			   const struct observed_state *st, char *why,
 			   size_t len);
+
+/*
+ * True (and a reason in @why) if @cfg asks for a hibernation policy other
+ * than the kernel's default (refuse) and the kernel has no knob for it:
+ * nothing can apply it, the kernel keeps refusing.  Not a decision (there
+ * is nothing to write); secmemd warns about it.
+ */
+bool policy_hibernation_unsupported(const struct config *cfg,
+				    const struct observed_state *st,
+				    char *why, size_t len);
 
 const char *event_name(enum event_type type);
 

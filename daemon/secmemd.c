@@ -54,6 +54,7 @@ struct daemon {
 	uint64_t last_grow_ms[CONFIG_MAX_NODES];
 	uint64_t last_shrink_ms[CONFIG_MAX_NODES];
 	struct history history;
+	bool hibernation_warned; /* the kernel cannot apply the config's */
 
 	int lock_fd;
 	int signal_fd;
@@ -125,6 +126,8 @@ static int observe(struct daemon *d, struct observed_state *st)
 		return r;
 	}
 	st->flush_on_free = g.flush_on_free;
+	st->hibernation_present = g.hibernation_present;
+	st->hibernation = g.hibernation;
 	st->pageblock_bytes = g.pageblock_bytes;
 	for (n = 0; n < CONFIG_MAX_NODES; n++) {
 		struct node_state *ns = &st->node[n];
@@ -184,6 +187,11 @@ static void apply(struct daemon *d, const struct observed_state *st,
 			if (r)
 				log_msg(LOG_ERR, "writing flush_on_free: %s",
 					strerror(-r));
+		} else if (dc->kind == DECISION_HIBERNATION) {
+			r = sysfs_write_hibernation(d->sysfs, dc->hibernation);
+			if (r)
+				log_msg(LOG_ERR, "writing hibernation: %s",
+					strerror(-r));
 		} else {
 			const struct node_state *ns = &st->node[dc->node];
 			uint64_t cur[KNOB_COUNT] = {
@@ -226,6 +234,26 @@ static void apply(struct daemon *d, const struct observed_state *st,
 	}
 }
 
+/*
+ * A hibernation policy the kernel has no knob for: a warning once, not on
+ * every reload, and again only after a reload to a configuration that did
+ * not ask for it.  The rest of the configuration applies all the same.
+ */
+static void warn_hibernation(struct daemon *d, const struct observed_state *st)
+{
+	char why[256];
+
+	if (!policy_hibernation_unsupported(&d->cfg, st, why, sizeof(why))) {
+		d->hibernation_warned = false;
+		return;
+	}
+	if (d->hibernation_warned)
+		return;
+	log_msg(LOG_WARNING, "%s: %s (no %s/kernel/mm/unmapped/hibernation)",
+		d->config_path, why, d->sysfs);
+	d->hibernation_warned = true;
+}
+
 static int handle(struct daemon *d, enum event_type type, int node)
 {
 	const struct event ev = { .type = type, .node = node };
@@ -238,6 +266,8 @@ static int handle(struct daemon *d, enum event_type type, int node)
 		return r;
 	policy_decide(&d->cfg, &st, &ev, &ds);
 	apply(d, &st, &ds, event_name(type));
+	if (type == EVENT_START || type == EVENT_RELOAD)
+		warn_hibernation(d, &st);
 	return 0;
 }
 
@@ -317,6 +347,12 @@ static void restore_defaults(struct daemon *d)
 	r = sysfs_write_flush(d->sysfs, FLUSH_IMMEDIATE);
 	if (r)
 		log_msg(LOG_ERR, "restoring flush_on_free: %s", strerror(-r));
+	if (st.hibernation_present) {
+		r = sysfs_write_hibernation(d->sysfs, HIBERNATION_REFUSE);
+		if (r)
+			log_msg(LOG_ERR, "restoring hibernation: %s",
+				strerror(-r));
+	}
 	log_msg(LOG_NOTICE, "on_exit=restore: pools released, kernel defaults restored");
 }
 
@@ -630,8 +666,9 @@ int main(int argc, char **argv)
 			d.config_path);
 		r = EXIT_NO_FEATURE;
 	} else if (r == 0) {
-		log_msg(LOG_INFO, "started: %s applied, flush_on_free %s, on_exit %s",
+		log_msg(LOG_INFO, "started: %s applied, flush_on_free %s, hibernation %s, on_exit %s",
 			d.config_path, flush_policy_name(d.cfg.flush_on_free),
+			hibernation_policy_name(d.cfg.hibernation),
 			exit_policy_name(d.cfg.on_exit));
 		sd_notify(0, "READY=1");
 		update_status(&d);

@@ -5,7 +5,8 @@
  * A secret file is a memfd_secret() file or an MFD_UNMAPPED memfd: both
  * live on the kernel's secretmem mount, so statfs() of one reports
  * SECRETMEM_MAGIC, on a stock kernel as on a patched one. While any is
- * open the kernel refuses to hibernate. The scan walks /proc/PID/fd and
+ * open the kernel refuses to hibernate (unless its hibernation policy,
+ * sysfs.h, is wipe: then it wipes them first). The scan walks /proc/PID/fd and
  * /proc/PID/map_files (a file whose descriptor was closed but which is
  * still mapped is still open), counting each file once per process.
  */

@@ -145,25 +145,81 @@ static int read_stats(const char *dir, uint64_t stat[STAT_COUNT])
 }
 
 /*
- * flush_on_free reads either as the bare policy or, in the style of
- * transparent_hugepage/enabled, as "[immediate] deferred".
+ * The global policies read either as the bare word or, in the style of
+ * transparent_hugepage/enabled, as "[immediate] deferred": the bracketed
+ * word is the current one.  Copies it into @word.
  */
-static int parse_flush_attr(const char *buf, enum flush_policy *f)
+static int attr_word(const char *buf, char *word, size_t len)
 {
 	const char *open = strchr(buf, '[');
-	char word[16];
+	size_t n;
 
 	if (open) {
 		const char *close = strchr(open, ']');
-		size_t n = close ? (size_t)(close - open - 1) : sizeof(word);
 
-		if (n >= sizeof(word))
-			return -EPROTO;
-		memcpy(word, open + 1, n);
-		word[n] = '\0';
-		buf = word;
+		n = close ? (size_t)(close - open - 1) : len;
+		buf = open + 1;
+	} else {
+		n = strlen(buf);
 	}
-	return flush_policy_parse(buf, f) ? -EPROTO : 0;
+	if (n >= len)
+		return -EPROTO;
+	memcpy(word, buf, n);
+	word[n] = '\0';
+	return 0;
+}
+
+static int parse_flush_attr(const char *buf, enum flush_policy *f)
+{
+	char word[16];
+
+	if (attr_word(buf, word, sizeof(word)))
+		return -EPROTO;
+	return flush_policy_parse(word, f) ? -EPROTO : 0;
+}
+
+/* "[refuse] wipe", "refuse [wipe]" or the bare word. */
+static int parse_hibernation_attr(const char *buf,
+				  enum hibernation_policy *h)
+{
+	char word[16];
+
+	if (attr_word(buf, word, sizeof(word)))
+		return -EPROTO;
+	return hibernation_policy_parse(word, h) ? -EPROTO : 0;
+}
+
+/*
+ * The hibernation knob and its counter.  A kernel without them (stock, or
+ * patched before the knob) refuses to hibernate while secret files exist:
+ * reported as absent, with the policy it has, not as an error.
+ */
+static int read_hibernation(const char *dir, struct sysfs_global *g)
+{
+	char path[4096], buf[64];
+	uint64_t v;
+	int r;
+
+	g->hibernation_present = false;
+	g->hibernation = HIBERNATION_REFUSE;
+	g->hibernation_wiped_files = -1;
+	snprintf(path, sizeof(path), "%s/hibernation", dir);
+	r = read_attr(path, buf, sizeof(buf));
+	if (r == -ENOENT)
+		return 0;
+	if (!r)
+		r = parse_hibernation_attr(buf, &g->hibernation);
+	if (r)
+		return r;
+	g->hibernation_present = true;
+	snprintf(path, sizeof(path), "%s/hibernation_wiped_files", dir);
+	r = read_u64(path, &v);
+	if (r == -ENOENT)
+		return 0;
+	if (r)
+		return r;
+	g->hibernation_wiped_files = v > INT64_MAX ? INT64_MAX : (int64_t)v;
+	return 0;
 }
 
 int sysfs_read_global(const char *root, struct sysfs_global *g)
@@ -176,6 +232,9 @@ int sysfs_read_global(const char *root, struct sysfs_global *g)
 	r = read_attr(path, buf, sizeof(buf));
 	if (!r)
 		r = parse_flush_attr(buf, &g->flush_on_free);
+	if (r)
+		return r;
+	r = read_hibernation(dir, g);
 	if (r)
 		return r;
 	snprintf(path, sizeof(path), "%s/pageblock_bytes", dir);
@@ -219,6 +278,14 @@ int sysfs_write_flush(const char *root, enum flush_policy f)
 	snprintf(path, sizeof(path), UNMAPPED_GLOBAL "/flush_on_free", root);
 	return write_attr(path, f == FLUSH_DEFERRED ? "deferred\n" :
 						      "immediate\n");
+}
+
+int sysfs_write_hibernation(const char *root, enum hibernation_policy h)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), UNMAPPED_GLOBAL "/hibernation", root);
+	return write_attr(path, h == HIBERNATION_WIPE ? "wipe\n" : "refuse\n");
 }
 
 int sysfs_set_node(const char *root, int node, uint64_t cur[KNOB_COUNT],

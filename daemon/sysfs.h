@@ -7,6 +7,8 @@
  * All functions take the sysfs mount point as @root ("/sys" normally, a
  * fake tree in tests) and return 0 or a negative errno.  -ENOENT from
  * sysfs_nodes() or sysfs_read_global() means the kernel lacks the feature.
+ * The hibernation knob is younger than the pools: its absence is part of
+ * what sysfs_read_global() reports, not an error.
  */
 #ifndef SECMEM_SYSFS_H
 #define SECMEM_SYSFS_H
@@ -48,6 +50,9 @@ struct sysfs_node {
 
 struct sysfs_global {
 	enum flush_policy flush_on_free;
+	bool hibernation_present;	/* the kernel has the hibernation knob */
+	enum hibernation_policy hibernation;	/* refuse if absent */
+	int64_t hibernation_wiped_files; /* since boot; -1: not counted */
 	uint64_t pageblock_bytes;
 	uint64_t stat[STAT_COUNT];	/* the sum over all nodes */
 };
@@ -69,6 +74,8 @@ int sysfs_read_node(const char *root, int node, struct sysfs_node *n);
 int sysfs_write_knob(const char *root, int node, enum sysfs_knob k,
 		     uint64_t bytes);
 int sysfs_write_flush(const char *root, enum flush_policy f);
+/* -ENOENT: this kernel has no hibernation knob (nothing is created). */
+int sysfs_write_hibernation(const char *root, enum hibernation_policy h);
 
 /*
  * Move a node from the knob values in @cur to @want (indexed by

@@ -3,7 +3,8 @@
 #
 # secmemd as a process against a fake sysfs tree: start, apply, second
 # instance, reload (good and bad), pressure from a fake PSI file, SIGKILL
-# and restart, SIGTERM with on_exit=restore.  No kernel feature needed:
+# and restart, SIGTERM with on_exit=restore, the hibernation policy with
+# and without its kernel knob.  No kernel feature needed:
 # --no-kernel-events, so the netlink part is left to the guest tests.
 #
 # Usage: daemon-test.sh SECMEMD SECMEMCTL > result.tap
@@ -45,6 +46,8 @@ fake_tree() {
 	rm -rf "$sys"
 	mkdir -p "$sys/kernel/mm/unmapped/stats"
 	echo "[immediate] deferred" >"$sys/kernel/mm/unmapped/flush_on_free"
+	echo "[refuse] wipe" >"$sys/kernel/mm/unmapped/hibernation"
+	echo 0 >"$sys/kernel/mm/unmapped/hibernation_wiped_files"
 	echo 2097152 >"$sys/kernel/mm/unmapped/pageblock_bytes"
 	for n in 0 1; do
 		d=$sys/devices/system/node/node$n/unmapped
@@ -63,6 +66,7 @@ fake_tree() {
 }
 
 knob() { cat "$sys/devices/system/node/node$1/unmapped/$2"; }
+hibernation() { cat "$sys/kernel/mm/unmapped/hibernation"; }
 
 # wait_for NODE KNOB VALUE: up to 5 s
 wait_for() {
@@ -75,9 +79,11 @@ wait_for() {
 	return 1
 }
 
+# write_conf POOL_TARGET ON_EXIT [HIBERNATION] (no hibernation key without)
 write_conf() {
 	cat >"$conf" <<EOC
 [global]
+${3:+hibernation = $3}
 pool_target = $1
 pool_min = 4M
 pool_max = 256M
@@ -100,7 +106,7 @@ start() {
 echo "TAP version 13"
 fake_tree
 echo "some avg10=0.00 avg60=0.00 avg300=0.00 total=0" >"$psi"
-write_conf 32M keep
+write_conf 32M keep wipe
 
 "$secmemd" -t -c "$conf" >"$log" 2>&1
 check "secmemd -t accepts a good configuration" [ $? = 0 ]
@@ -136,6 +142,9 @@ check "start: node1 from [node1]" wait_for 1 pool_target 50331648
 check "start: watermarks" [ "$(knob 0 watermark_low)" = 8388608 -a "$(knob 0 watermark_high)" = 67108864 ]
 check "start: decision logged with its reason" grep -q "node 0: start: configured: pool_target 0 -> 32M" "$log"
 check "start: no warning about nodes for a config that fits" not grep -q "no node" "$log"
+check "start: hibernation set to wipe" [ "$(hibernation)" = wipe ]
+check "start: hibernation decision logged" grep -q "start: hibernation refuse -> wipe (configured)" "$log"
+check "start: the knob is there, no hibernation warning" not grep -q "no hibernation policy" "$log"
 
 "$secmemd" -c "$conf" --sysfs-root "$sys" --runtime-dir "$run" --no-kernel-events >"$tmp/second" 2>&1
 rc=$?
@@ -162,9 +171,10 @@ sleep 0.5
 check "FIFO reload: refused with its type" grep -q "secmem.conf: not a regular file (a FIFO)" "$log"
 rm -f "$conf"
 
-write_conf 40M restore
+write_conf 40M restore wipe
 kill -HUP "$pid"
 check "good reload: new target applied" wait_for 0 pool_target 41943040
+check "good reload: hibernation still wipe" [ "$(hibernation)" = wipe ]
 
 echo "some avg10=50.00 avg60=0.00 avg300=0.00 total=0" >"$psi"
 # 4M + (40M - 4M) / 2 = 22M at the next calm tick (1 s)
@@ -186,6 +196,7 @@ rc=$?
 pid=
 check "SIGTERM: exit status 0" [ $rc = 0 ]
 check "SIGTERM with on_exit=restore: pools emptied" [ "$(knob 0 pool_target)" = 0 -a "$(knob 1 watermark_high)" = 0 ]
+check "SIGTERM with on_exit=restore: hibernation back to refuse" [ "$(hibernation)" = refuse ]
 
 cp "$tmp/node5.conf" "$conf"
 : >"$log"
@@ -193,6 +204,44 @@ start
 check "[node5] on a 2-node machine: the daemon starts, node1 configured" wait_for 1 pool_target 16777216
 check "[node5] on a 2-node machine: a warning names the file, line and node" \
 	grep -q "warning: .*secmem.conf:5: \[node5\]: this machine has no node 5 with an unmapped pool (pools on nodes: 0-1); its settings are not used" "$log"
+kill -TERM "$pid"
+wait "$pid"
+pid=
+
+# A kernel without the hibernation knob: wipe configured is a warning,
+# once (not again on reload), and everything else applies; not
+# configured, nothing is said; on_exit=restore does not complain.
+rm -f "$sys/kernel/mm/unmapped/hibernation" "$sys/kernel/mm/unmapped/hibernation_wiped_files"
+write_conf 24M restore wipe
+: >"$log"
+start
+check "no hibernation knob: the daemon starts, pools applied" wait_for 0 pool_target 25165824
+check "no hibernation knob: a warning names the file and the policy" \
+	grep -q "warning: .*secmem.conf: hibernation = wipe is configured, but this kernel has no hibernation policy" "$log"
+kill -HUP "$pid"
+# The file is rewritten only once the first reload has read it.
+for _ in $(seq 50); do
+	grep -q "^secmemd: reloaded" "$log" && break
+	sleep 0.1
+done
+write_conf 26M restore wipe
+kill -HUP "$pid"
+wait_for 0 pool_target 27262144 >/dev/null
+check "no hibernation knob: warned once, not on every reload" [ "$(grep -c "no hibernation policy" "$log")" = 1 ]
+check "no hibernation knob: no file created" [ ! -e "$sys/kernel/mm/unmapped/hibernation" ]
+"$secmemctl" --sysfs-root "$sys" --runtime-dir "$run" status >"$tmp/status"
+check "no hibernation knob: secmemctl status says absent" grep -q "^hibernation: absent$" "$tmp/status"
+kill -TERM "$pid"
+wait "$pid"
+pid=
+check "no hibernation knob: on_exit=restore without an error" not grep -q "restoring hibernation" "$log"
+write_conf 24M keep
+: >"$log"
+start
+check "no hibernation knob, not configured: started" wait_for 0 pool_target 25165824
+check "no hibernation knob, not configured: no warning" not grep -q "warning: .*hibernation" "$log"
+check "no hibernation knob, not configured: started line says refuse" \
+	grep -q "applied, flush_on_free immediate, hibernation refuse, on_exit keep" "$log"
 kill -TERM "$pid"
 wait "$pid"
 pid=

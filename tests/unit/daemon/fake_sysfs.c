@@ -85,6 +85,8 @@ void fake_sysfs_create(char *root, int nodes)
 	fake_write(root, "kernel/mm/unmapped/flush_on_free",
 		   "[immediate] deferred\n");
 	fake_write(root, "kernel/mm/unmapped/pageblock_bytes", "2097152\n");
+	fake_write(root, "kernel/mm/unmapped/hibernation", "[refuse] wipe\n");
+	fake_write(root, "kernel/mm/unmapped/hibernation_wiped_files", "0\n");
 	for (n = 0; n < nodes; n++) {
 		snprintf(dir, sizeof(dir), "devices/system/node/node%d/unmapped",
 			 n);

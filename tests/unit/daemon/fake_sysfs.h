@@ -15,7 +15,8 @@ Suite *test_suite(void);
 /*
  * Create a tree with @nodes nodes (node0..), each with pool_target 0,
  * watermarks 0, stats counting up from a per-node base (node N, stat i:
- * N * 1000 + i), flush_on_free "[immediate] deferred", pageblock 2M.
+ * N * 1000 + i), flush_on_free "[immediate] deferred", hibernation
+ * "[refuse] wipe" with hibernation_wiped_files 0, pageblock 2M.
  * Returns the root in @root (PATH_MAX).
  */
 void fake_sysfs_create(char *root, int nodes);

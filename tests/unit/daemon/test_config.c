@@ -61,6 +61,7 @@ START_TEST(empty_is_defaults)
 	ck_assert_mem_eq(&cfg, &def, sizeof(cfg));
 	ck_assert_uint_eq(def.node[0].pool_target, 32 * M);
 	ck_assert_int_eq(def.flush_on_free, FLUSH_IMMEDIATE);
+	ck_assert_int_eq(def.hibernation, HIBERNATION_REFUSE);
 	ck_assert_int_eq(def.on_exit, EXIT_KEEP);
 }
 END_TEST
@@ -72,6 +73,81 @@ START_TEST(shipped_config_parses)
 	ck_assert_int_eq(config_parse_file(SRC_TOP "/conf/secmem.conf", &cfg,
 					   &errs), 0);
 	ck_assert_uint_eq(errs.count, 0);
+	/* Documented there, commented out: the kernel's default. */
+	ck_assert_int_eq(cfg.hibernation, HIBERNATION_REFUSE);
+}
+END_TEST
+
+/* The shipped file shows the hibernation key with its default. */
+START_TEST(shipped_config_documents_hibernation)
+{
+	char text[8192];
+	FILE *f = fopen(SRC_TOP "/conf/secmem.conf", "r");
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	ck_assert_msg(strstr(text, "\n#hibernation = refuse\n"),
+		      "no '#hibernation = refuse' line");
+	ck_assert_msg(strstr(text, "SIGBUS"), "wipe's effect not explained");
+}
+END_TEST
+
+START_TEST(hibernation_values)
+{
+	enum hibernation_policy h = HIBERNATION_WIPE;
+
+	ck_assert_int_eq(parse_ok("[global]\nhibernation = wipe\n").hibernation,
+			 HIBERNATION_WIPE);
+	ck_assert_int_eq(parse_ok("[global]\nhibernation = refuse\n").hibernation,
+			 HIBERNATION_REFUSE);
+	ck_assert_int_eq(parse_ok("[global]\npool_target = 16M\n").hibernation,
+			 HIBERNATION_REFUSE);
+	/* Beside flush_on_free, each its own. */
+	ck_assert_int_eq(parse_ok("[global]\nflush_on_free = deferred\n"
+				  "hibernation = wipe\n").flush_on_free,
+			 FLUSH_DEFERRED);
+	ck_assert_int_eq(hibernation_policy_parse("refuse", &h), 0);
+	ck_assert_int_eq(h, HIBERNATION_REFUSE);
+	ck_assert_int_eq(hibernation_policy_parse("Wipe", &h), -EINVAL);
+	ck_assert_int_eq(hibernation_policy_parse("", &h), -EINVAL);
+	ck_assert_int_eq(h, HIBERNATION_REFUSE);
+	ck_assert_str_eq(hibernation_policy_name(HIBERNATION_WIPE), "wipe");
+	ck_assert_str_eq(hibernation_policy_name(HIBERNATION_REFUSE), "refuse");
+}
+END_TEST
+
+/*
+ * A bad hibernation value in a file: FILE:LINE: KEY: message, and the
+ * configuration in force (here with wipe) stays as it was.
+ */
+START_TEST(bad_hibernation_keeps_old_config)
+{
+	char path[] = "/tmp/secmem-test-XXXXXX", line[256], want[256];
+	struct config cfg = parse_ok("[global]\nhibernation = wipe\n"
+				     "pool_target = 16M\n"),
+		      before = cfg;
+	int fd = mkstemp(path);
+	FILE *f;
+
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("[global]\npool_target = 48M\n\nhibernation = suspend\n", f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(config_parse_file(path, &cfg, &errs), -1);
+	ck_assert_uint_eq(errs.count, 1);
+	config_error_format(path, &errs.err[0], line, sizeof(line));
+	snprintf(want, sizeof(want),
+		 "%s:4: hibernation: 'suspend' is not one of: refuse, wipe",
+		 path);
+	unlink(path);
+	ck_assert_str_eq(line, want);
+	ck_assert_mem_eq(&cfg, &before, sizeof(cfg));
+	ck_assert_int_eq(cfg.hibernation, HIBERNATION_WIPE);
+	ck_assert_uint_eq(cfg.node[0].pool_target, 16 * M);
 }
 END_TEST
 
@@ -169,6 +245,8 @@ START_TEST(duplicate_key)
 		     "pool_max", "duplicate key (first on line 2)");
 	ck_one_error("[global]\nlog_level = info\nlog_level = debug\n", 3,
 		     "log_level", "first on line 2");
+	ck_one_error("[global]\nhibernation = wipe\nhibernation = refuse\n", 3,
+		     "hibernation", "duplicate key (first on line 2)");
 	/* The same key in [global] and [node0] is inheritance, not a dup. */
 	parse_ok("[global]\npool_max = 1G\n[node0]\npool_max = 2G\n");
 }
@@ -258,6 +336,8 @@ START_TEST(global_only_keys)
 		     "flush_on_free", "only allowed in [global]");
 	ck_one_error("[node0]\non_exit = keep\n", 2, "on_exit",
 		     "only allowed in [global]");
+	ck_one_error("[node1]\nhibernation = wipe\n", 2, "hibernation",
+		     "only allowed in [global]");
 }
 END_TEST
 
@@ -274,6 +354,10 @@ START_TEST(bad_enums)
 		     "not one of: immediate, deferred");
 	ck_one_error("[global]\non_exit = drop\n", 2, "on_exit",
 		     "not one of: keep, restore");
+	ck_one_error("[global]\nhibernation = yes\n", 2, "hibernation",
+		     "'yes' is not one of: refuse, wipe");
+	ck_one_error("[global]\nhibernation = \"wipe\"\n", 2, "hibernation",
+		     "not one of: refuse, wipe");
 	ck_one_error("[global]\nlog_level = verbose\n", 2, "log_level",
 		     "not one of: err, warning");
 }
@@ -526,6 +610,9 @@ Suite *test_suite(void)
 
 	tcase_add_test(tc, empty_is_defaults);
 	tcase_add_test(tc, shipped_config_parses);
+	tcase_add_test(tc, shipped_config_documents_hibernation);
+	tcase_add_test(tc, hibernation_values);
+	tcase_add_test(tc, bad_hibernation_keeps_old_config);
 	tcase_add_test(tc, global_values_reach_every_node);
 	tcase_add_test(tc, node_overrides_only_its_keys_in_any_order);
 	tcase_add_test(tc, failure_leaves_config_untouched);

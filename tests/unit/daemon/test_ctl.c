@@ -26,6 +26,8 @@
 
 #define N0 "devices/system/node/node0/unmapped/"
 #define N1 "devices/system/node/node1/unmapped/"
+#define HIB "kernel/mm/unmapped/hibernation"
+#define WIPED "kernel/mm/unmapped/hibernation_wiped_files"
 
 static char root[PATH_MAX];
 static char rundir[PATH_MAX + 8];
@@ -96,6 +98,75 @@ START_TEST(read_values)
 }
 END_TEST
 
+/* Both bracket forms, the bare word, the counter; garbage is not the ABI. */
+START_TEST(read_hibernation_knob)
+{
+	struct sysfs_global g;
+
+	memset(&g, 0xa5, sizeof(g));
+	ck_assert_int_eq(sysfs_read_global(root, &g), 0);
+	ck_assert(g.hibernation_present);
+	ck_assert_int_eq(g.hibernation, HIBERNATION_REFUSE);
+	ck_assert_int_eq(g.hibernation_wiped_files, 0);
+	fake_write(root, HIB, "refuse [wipe]\n");
+	fake_write(root, WIPED, "12\n");
+	ck_assert_int_eq(sysfs_read_global(root, &g), 0);
+	ck_assert_int_eq(g.hibernation, HIBERNATION_WIPE);
+	ck_assert_int_eq(g.hibernation_wiped_files, 12);
+	fake_write(root, HIB, "[refuse] wipe\n");
+	ck_assert_int_eq(sysfs_read_global(root, &g), 0);
+	ck_assert_int_eq(g.hibernation, HIBERNATION_REFUSE);
+	fake_write(root, HIB, "wipe\n");
+	ck_assert_int_eq(sysfs_read_global(root, &g), 0);
+	ck_assert_int_eq(g.hibernation, HIBERNATION_WIPE);
+	fake_write(root, HIB, "refuse");
+	ck_assert_int_eq(sysfs_read_global(root, &g), 0);
+	ck_assert_int_eq(g.hibernation, HIBERNATION_REFUSE);
+	fake_write(root, HIB, "[sleep] wipe\n");
+	ck_assert_int_eq(sysfs_read_global(root, &g), -EPROTO);
+	fake_write(root, HIB, "[wipe\n");
+	ck_assert_int_eq(sysfs_read_global(root, &g), -EPROTO);
+	fake_write(root, HIB, "[refuse] wipe\n");
+	fake_write(root, WIPED, "many\n");
+	ck_assert_int_eq(sysfs_read_global(root, &g), -EPROTO);
+}
+END_TEST
+
+/*
+ * A kernel without the knob (stock, or patched before it): reported as
+ * absent, the rest of the global state read as usual.
+ */
+START_TEST(hibernation_knob_absent)
+{
+	struct sysfs_global g;
+	char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/" WIPED, root);
+	ck_assert_int_eq(unlink(path), 0);
+	memset(&g, 0xa5, sizeof(g));
+	ck_assert_int_eq(sysfs_read_global(root, &g), 0);
+	ck_assert(g.hibernation_present);
+	ck_assert_int_eq(g.hibernation_wiped_files, -1);
+	snprintf(path, sizeof(path), "%s/" HIB, root);
+	ck_assert_int_eq(unlink(path), 0);
+	fake_write(root, "kernel/mm/unmapped/flush_on_free", "immediate [deferred]\n");
+	memset(&g, 0xa5, sizeof(g));
+	ck_assert_int_eq(sysfs_read_global(root, &g), 0);
+	ck_assert(!g.hibernation_present);
+	ck_assert_int_eq(g.hibernation, HIBERNATION_REFUSE);
+	ck_assert_int_eq(g.hibernation_wiped_files, -1);
+	ck_assert_int_eq(g.flush_on_free, FLUSH_DEFERRED);
+	ck_assert_uint_eq(g.pageblock_bytes, 2 << 20);
+	ck_assert_uint_eq(g.stat[STAT_ALLOC_FAIL], 4);
+	/* Not created by a write either. */
+	ck_assert_int_eq(sysfs_write_hibernation(root, HIBERNATION_WIPE), -ENOENT);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	/* Any other failure still is one. */
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	ck_assert_int_eq(sysfs_read_global(root, &g), -EISDIR);
+}
+END_TEST
+
 START_TEST(write_values)
 {
 	char buf[64];
@@ -108,6 +179,10 @@ START_TEST(write_values)
 	ck_assert_str_eq(fake_read(root, "kernel/mm/unmapped/flush_on_free",
 				   buf, sizeof(buf)),
 			 "deferred");
+	ck_assert_int_eq(sysfs_write_hibernation(root, HIBERNATION_WIPE), 0);
+	ck_assert_str_eq(fake_read(root, HIB, buf, sizeof(buf)), "wipe");
+	ck_assert_int_eq(sysfs_write_hibernation(root, HIBERNATION_REFUSE), 0);
+	ck_assert_str_eq(fake_read(root, HIB, buf, sizeof(buf)), "refuse");
 	/* Never creates a file the kernel does not have. */
 	ck_assert_int_eq(sysfs_write_knob(root, 5, KNOB_POOL_TARGET, 1), -ENOENT);
 }
@@ -173,7 +248,8 @@ START_TEST(status_json_exact)
 				    sizeof(err)), 0);
 	fclose(f);
 	ck_assert_str_eq(buf,
-		"{\"flush_on_free\":\"immediate\",\"pageblock_bytes\":2097152,"
+		"{\"flush_on_free\":\"immediate\",\"hibernation_policy\":\"refuse\","
+		"\"hibernation_wiped_files\":0,\"pageblock_bytes\":2097152,"
 		"\"daemon_pid\":null,\"nodes\":["
 		"{\"node\":0,\"pool_target\":33554432,\"watermark_low\":0,\"watermark_high\":0,"
 		"\"stats\":{\"unmapped_bytes\":0,\"free_bytes\":1,\"alloc_pool\":2,"
@@ -205,13 +281,61 @@ START_TEST(status_table)
 	ck_assert_int_eq(ctl_status(f, root, "/nonexistent", rundir, false, NULL, err,
 				    sizeof(err)), 0);
 	fclose(f);
-	ck_assert_msg(strstr(buf, "flush_on_free: immediate    pageblock: 2M    secmemd: not running\n"),
+	ck_assert_msg(strstr(buf, "flush_on_free: immediate    pageblock: 2M    secmemd: not running\n"
+				  "hibernation: refuse    wiped_files: 0\n\nNODE "),
 		      "%s", buf);
 	ck_assert_msg(strstr(buf, "\nsecret files (memfd_secret, MFD_UNMAPPED): 0 seen in 0 processes; this kernel cannot hibernate\n  no process holds one\n"),
 		      "%s", buf);
 	ck_assert_msg(strstr(buf, "\n1            32M          0        64M       1001       1000         1002         1003     1004\n"),
 		      "%s", buf);
 	ck_assert_msg(!strstr(buf, "last decisions"), "%s", buf);
+	free(buf);
+}
+END_TEST
+
+/* secmemctl status, text or JSON, into a string (free it). */
+static char *status_output(bool json)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(ctl_status(f, root, "/nonexistent", rundir, json, NULL,
+				    err, sizeof(err)), 0);
+	fclose(f);
+	return buf;
+}
+
+/* The hibernation line: wipe with its count, then a kernel without it. */
+START_TEST(status_hibernation)
+{
+	char path[PATH_MAX + 64], *buf;
+
+	fake_write(root, HIB, "refuse [wipe]\n");
+	fake_write(root, WIPED, "3\n");
+	buf = status_output(false);
+	ck_assert_msg(strstr(buf, "\nhibernation: wipe    wiped_files: 3\n\n"), "%s", buf);
+	free(buf);
+	buf = status_output(true);
+	ck_assert_msg(strstr(buf, "{\"flush_on_free\":\"immediate\",\"hibernation_policy\":\"wipe\","
+				  "\"hibernation_wiped_files\":3,\"pageblock_bytes\":"),
+		      "%s", buf);
+	/* The secret files' "hibernation" (would the kernel) stays apart. */
+	ck_assert_msg(strstr(buf, ",\"hibernation\":null,"), "%s", buf);
+	free(buf);
+
+	snprintf(path, sizeof(path), "%s/" WIPED, root);
+	ck_assert_int_eq(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/" HIB, root);
+	ck_assert_int_eq(unlink(path), 0);
+	buf = status_output(false);
+	ck_assert_msg(strstr(buf, "secmemd: not running\nhibernation: absent\n\nNODE "), "%s", buf);
+	free(buf);
+	buf = status_output(true);
+	ck_assert_msg(strstr(buf, "{\"flush_on_free\":\"immediate\",\"hibernation_policy\":\"absent\","
+				  "\"hibernation_wiped_files\":null,\"pageblock_bytes\":"),
+		      "%s", buf);
 	free(buf);
 }
 END_TEST
@@ -392,6 +516,40 @@ START_TEST(set_checks_then_writes)
 				 err, sizeof(err)), 0);
 	ck_assert_str_eq(fake_read(root, "kernel/mm/unmapped/flush_on_free",
 				   buf, sizeof(buf)), "deferred");
+	ck_assert_int_eq(ctl_set(root, rundir, "hibernation", "wipe", -1, err,
+				 sizeof(err)), 0);
+	ck_assert_str_eq(fake_read(root, HIB, buf, sizeof(buf)), "wipe");
+	ck_assert_int_eq(ctl_set(root, rundir, "hibernation", "refuse", -1, err,
+				 sizeof(err)), 0);
+	ck_assert_str_eq(fake_read(root, HIB, buf, sizeof(buf)), "refuse");
+}
+END_TEST
+
+/* set hibernation: the checks of flush_on_free, and a kernel without it. */
+START_TEST(set_hibernation_refusals)
+{
+	char buf[64], path[PATH_MAX + 64];
+
+	ck_assert_int_eq(ctl_set(root, rundir, "hibernation", "wipe", 0, err,
+				 sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "hibernation is global: no --node");
+	ck_assert_int_eq(ctl_set(root, rundir, "hibernation", "suspend", -1,
+				 err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "hibernation: 'suspend' is not one of: refuse, wipe");
+	ck_assert_int_eq(ctl_set(root, rundir, "hibernation", "wipe\n", -1,
+				 err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(fake_read(root, HIB, buf, sizeof(buf)), "[refuse] wipe");
+	ck_assert_int_eq(ctl_set(root, rundir, "hibernate", "wipe", -1, err,
+				 sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "flush_on_free, hibernation)"), "%s", err);
+
+	snprintf(path, sizeof(path), "%s/" HIB, root);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(ctl_set(root, rundir, "hibernation", "wipe", -1, err,
+				 sizeof(err)), -ENOENT);
+	ck_assert_msg(strstr(err, "/kernel/mm/unmapped/hibernation does not exist: this kernel has no hibernation policy"),
+		      "%s", err);
+	ck_assert_int_eq(access(path, F_OK), -1);
 }
 END_TEST
 
@@ -659,6 +817,13 @@ START_TEST(secmemctl_binary)
 	char *usage[] = { (char *)bin, "frobnicate", NULL };
 	char *badnode[] = { (char *)bin, "set", "pool_target", "1M", "--node",
 			    "x", NULL };
+	char *sethib[] = { (char *)bin, "--sysfs-root", root, "--runtime-dir",
+			   rundir, "set", "hibernation", "wipe", NULL };
+	char *sethibnode[] = { (char *)bin, "--sysfs-root", root, "set",
+			       "hibernation", "refuse", "--node", "1", NULL };
+	char *text[] = { (char *)bin, "--sysfs-root", root, "--runtime-dir",
+			 rundir, "status", NULL };
+	char buf[64], path[PATH_MAX + 64];
 
 	ck_assert_msg(bin, "SECMEMCTL is not set");
 	ck_assert_int_eq(run_capture(st, out, sizeof(out), errout, sizeof(errout)), 0);
@@ -669,6 +834,21 @@ START_TEST(secmemctl_binary)
 	ck_assert_int_eq(run_capture(nofeat, out, sizeof(out), errout, sizeof(errout)), 3);
 	ck_assert_int_eq(run_capture(usage, out, sizeof(out), errout, sizeof(errout)), 2);
 	ck_assert_int_eq(run_capture(badnode, out, sizeof(out), errout, sizeof(errout)), 2);
+
+	ck_assert_int_eq(run_capture(sethib, out, sizeof(out), errout, sizeof(errout)), 0);
+	ck_assert_str_eq(errout, "");
+	ck_assert_str_eq(fake_read(root, HIB, buf, sizeof(buf)), "wipe");
+	ck_assert_int_eq(run_capture(text, out, sizeof(out), errout, sizeof(errout)), 0);
+	ck_assert_msg(strstr(out, "\nhibernation: wipe    wiped_files: 0\n"), "%s", out);
+	ck_assert_int_eq(run_capture(sethibnode, out, sizeof(out), errout, sizeof(errout)), 1);
+	ck_assert_str_eq(errout, "secmemctl: hibernation is global: no --node\n");
+	/* No knob: the kernel lacks the feature, status 3. */
+	snprintf(path, sizeof(path), "%s/" HIB, root);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(run_capture(sethib, out, sizeof(out), errout, sizeof(errout)), 3);
+	ck_assert_msg(strstr(errout, "this kernel has no hibernation policy"), "%s", errout);
+	ck_assert_int_eq(run_capture(text, out, sizeof(out), errout, sizeof(errout)), 0);
+	ck_assert_msg(strstr(out, "\nhibernation: absent\n"), "%s", out);
 }
 END_TEST
 
@@ -680,18 +860,22 @@ Suite *test_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, nodes_and_missing_feature);
 	tcase_add_test(tc, read_values);
+	tcase_add_test(tc, read_hibernation_knob);
+	tcase_add_test(tc, hibernation_knob_absent);
 	tcase_add_test(tc, write_values);
 	tcase_add_test(tc, set_node_grows_high_first);
 	tcase_add_test(tc, set_node_shrinks_low_first);
 	tcase_add_test(tc, set_node_skips_unchanged);
 	tcase_add_test(tc, status_json_exact);
 	tcase_add_test(tc, status_table);
+	tcase_add_test(tc, status_hibernation);
 	tcase_add_test(tc, status_without_feature);
 	tcase_add_test(tc, secrets_json_exact);
 	tcase_add_test(tc, secrets_table);
 	tcase_add_test(tc, secrets_without_proc);
 	tcase_add_test(tc, set_checks_then_writes);
 	tcase_add_test(tc, set_refusals_change_nothing);
+	tcase_add_test(tc, set_hibernation_refusals);
 	tcase_add_test(tc, lock_keeps_second_instance_out);
 	tcase_add_test(tc, lock_file_is_private);
 	tcase_add_test(tc, other_users_cannot_block_the_lock);

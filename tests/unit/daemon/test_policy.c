@@ -43,6 +43,11 @@ static void event(enum event_type type, int node)
 			st.flush_on_free = d->flush_on_free;
 			continue;
 		}
+		if (d->kind == DECISION_HIBERNATION) {
+			ck_assert(st.hibernation_present);
+			st.hibernation = d->hibernation;
+			continue;
+		}
 		st.node[d->node].pool_target = d->pool_target;
 		st.node[d->node].watermark_low = d->watermark_low;
 		st.node[d->node].watermark_high = d->watermark_high;
@@ -74,6 +79,111 @@ START_TEST(start_applies_config)
 	/* Applied: a second start (restart after SIGKILL) changes nothing. */
 	event(EVENT_START, -1);
 	ck_assert_uint_eq(ds.count, 0);
+}
+END_TEST
+
+/* The kernel's hibernation knob, like flush_on_free: set on start. */
+START_TEST(start_applies_hibernation)
+{
+	char why[256];
+
+	st.hibernation_present = true;
+	st.hibernation = HIBERNATION_REFUSE;
+	cfg.hibernation = HIBERNATION_WIPE;
+	cfg.flush_on_free = FLUSH_DEFERRED;
+	event(EVENT_START, -1);
+	ck_assert_uint_eq(ds.count, 4);
+	ck_assert_int_eq(ds.d[0].kind, DECISION_FLUSH);
+	ck_assert_int_eq(ds.d[1].kind, DECISION_HIBERNATION);
+	ck_assert_int_eq(ds.d[1].cause, CAUSE_APPLY);
+	ck_assert_int_eq(ds.d[1].node, -1);
+	ck_assert_int_eq(ds.d[1].hibernation, HIBERNATION_WIPE);
+	ck_assert_str_eq(ds.d[1].reason,
+			 "start: hibernation refuse -> wipe (configured)");
+	ck_assert_int_eq(ds.d[2].kind, DECISION_NODE);
+	ck_assert_int_eq(st.hibernation, HIBERNATION_WIPE);
+	/* The knob is there: nothing to warn about. */
+	ck_assert(!policy_hibernation_unsupported(&cfg, &st, why, sizeof(why)));
+	/* Applied: a restart changes nothing. */
+	event(EVENT_START, -1);
+	ck_assert_uint_eq(ds.count, 0);
+}
+END_TEST
+
+/*
+ * Reload back to refuse; and a change made from outside (secmemctl set)
+ * is a one-off: the calm tick leaves it, the next reload undoes it.
+ */
+START_TEST(reload_and_outside_changes_of_hibernation)
+{
+	st.hibernation_present = true;
+	st.hibernation = HIBERNATION_WIPE;
+	event(EVENT_START, -1);
+	ck_assert_uint_eq(ds.count, 3);
+	ck_assert_int_eq(ds.d[0].kind, DECISION_HIBERNATION);
+	ck_assert_str_eq(ds.d[0].reason,
+			 "start: hibernation wipe -> refuse (configured)");
+	ck_assert_int_eq(st.hibernation, HIBERNATION_REFUSE);
+	st.hibernation = HIBERNATION_WIPE;	/* secmemctl set hibernation wipe */
+	event(EVENT_CALM_TICK, -1);
+	ck_assert_uint_eq(ds.count, 0);
+	event(EVENT_LOW_WATERMARK, 0);
+	ck_assert_uint_eq(ds.count, 1);
+	ck_assert_int_eq(ds.d[0].kind, DECISION_NODE);
+	ck_assert_int_eq(st.hibernation, HIBERNATION_WIPE);
+	event(EVENT_RELOAD, -1);
+	ck_assert_uint_ge(ds.count, 1);
+	ck_assert_int_eq(ds.d[0].kind, DECISION_HIBERNATION);
+	ck_assert_str_eq(ds.d[0].reason,
+			 "reload: hibernation wipe -> refuse (configured)");
+	ck_assert_int_eq(st.hibernation, HIBERNATION_REFUSE);
+}
+END_TEST
+
+/*
+ * No knob (a stock or older kernel): never a decision, whatever is
+ * configured (event() fails on one); a warning only for a policy other
+ * than the kernel's own refuse.
+ */
+START_TEST(hibernation_knob_absent)
+{
+	char why[256] = "";
+
+	st.hibernation_present = false;
+	cfg.hibernation = HIBERNATION_WIPE;
+	event(EVENT_START, -1);
+	ck_assert_uint_eq(ds.count, 2);
+	ck_assert_int_eq(ds.d[0].kind, DECISION_NODE);
+	ck_assert_int_eq(ds.d[1].kind, DECISION_NODE);
+	event(EVENT_RELOAD, -1);
+	ck_assert_uint_eq(ds.count, 0);
+	ck_assert(policy_hibernation_unsupported(&cfg, &st, why, sizeof(why)));
+	ck_assert_str_eq(why,
+			 "hibernation = wipe is configured, but this kernel has no hibernation policy: it cannot wipe secret files and keeps refusing to hibernate while any exists");
+	/* Not configured (the default), or refuse: nothing to say. */
+	config_defaults(&cfg);
+	ck_assert(!policy_hibernation_unsupported(&cfg, &st, why, sizeof(why)));
+	cfg.hibernation = HIBERNATION_REFUSE;
+	ck_assert(!policy_hibernation_unsupported(&cfg, &st, why, sizeof(why)));
+	event(EVENT_RELOAD, -1);
+	ck_assert_uint_eq(ds.count, 0);
+}
+END_TEST
+
+/* Every node, flush_on_free and hibernation at once: all fit. */
+START_TEST(every_decision_at_once)
+{
+	int n;
+
+	for (n = 0; n < CONFIG_MAX_NODES; n++)
+		st.node[n].present = true;
+	st.hibernation_present = true;
+	cfg.flush_on_free = FLUSH_DEFERRED;
+	cfg.hibernation = HIBERNATION_WIPE;
+	event(EVENT_START, -1);
+	ck_assert_uint_eq(ds.count, CONFIG_MAX_NODES + 2);
+	ck_assert_uint_le(ds.count, sizeof(ds.d) / sizeof(ds.d[0]));
+	ck_assert_int_eq(ds.d[CONFIG_MAX_NODES + 1].node, CONFIG_MAX_NODES - 1);
 }
 END_TEST
 
@@ -318,6 +428,10 @@ Suite *test_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, start_applies_config);
+	tcase_add_test(tc, start_applies_hibernation);
+	tcase_add_test(tc, reload_and_outside_changes_of_hibernation);
+	tcase_add_test(tc, hibernation_knob_absent);
+	tcase_add_test(tc, every_decision_at_once);
 	tcase_add_test(tc, absent_nodes_untouched);
 	tcase_add_test(tc, sizes_rounded_to_pageblocks);
 	tcase_add_test(tc, low_watermark_grows_to_max);
