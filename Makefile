@@ -31,7 +31,7 @@ DESTDIR ?=
 .PHONY: all deps run shell check check-unit check-guest lint clean distclean \
 	kernel kernel-debug kernel-release kernel-stock kernel-tree \
 	kernel-export kernel-checkpatch kernel-series userspace guest initramfs install bench \
-	check-guest-release check-guest-numa soak check-soak
+	check-guest-release check-guest-numa check-guest-hibernate soak check-soak
 
 all: userspace
 
@@ -186,6 +186,18 @@ check-guest-numa: kernel-debug initramfs
 		--filter '$(NUMA_GUEST_TESTS)' --append '$(DEBUG_GUEST_APPEND)' \
 		--log $(BUILD)/logs/check-guest-numa.log \
 		--results $(BUILD)/results/guest-numa.tap
+
+# Hibernation with secrets held: a 256 MiB scratch disk becomes the swap
+# and resume device, /sys/power/disk test_resume writes the image there
+# and restores it in the same boot, and the test scans the disk
+# (tests/vm/guest/unmapped_hibernate_test.c). The main guest runs only the
+# knob's part of that test.
+check-guest-hibernate: kernel-debug initramfs
+	@VM_SWAP=256M tests/vm/run-vm.sh --kernel $(call bzimage,patched,debug) \
+		--initrd $(BUILD)/initramfs.cpio.gz --mode check \
+		--filter unmapped_hibernate_test --append '$(DEBUG_GUEST_APPEND) kunit.enable=0' \
+		--log $(BUILD)/logs/check-guest-hibernate.log \
+		--results $(BUILD)/results/guest-hibernate.tap
 
 # libsecmem's Check suite on the patched release kernel, where its backend
 # must be the unmapped memfd. The debug kernel's KASAN under TCG makes the

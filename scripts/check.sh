@@ -70,6 +70,14 @@ else
 	steps+=("not ok step.guest-numa # the debug kernel did not build")
 fi
 
+# Hibernation with secrets held (issue 20): a boot with a scratch disk,
+# where the image is written, restored and then scanned.
+if [ "$kernel_ok" = 0 ]; then
+	step guest-hibernate make -s check-guest-hibernate
+else
+	steps+=("not ok step.guest-hibernate # the debug kernel did not build")
+fi
+
 # libsecmem's suite on the patched release kernel, where the backend must
 # be the unmapped memfd. The release kernel because the suite's stress
 # cases take tens of minutes under TCG on the debug one.

@@ -24,6 +24,11 @@
 #                   empty) [], on node 0, in one of 2 memory slots with
 #                   room up to VM_MEM + 2G; the guest sees it as hotplugged
 #                   memory, offline, and gets secmem.dimm=SIZE
+#   VM_SWAP         a scratch virtio disk of this size (256M; none if
+#                   empty), /dev/vda in the guest, for hibernation tests:
+#                   the guest is told with secmem.swap=/dev/vda, and its
+#                   hibernation images are not compressed, so that a scan
+#                   of the raw disk sees what was written [none]
 #   VM_TIMEOUT      seconds before qemu is killed, all but shell [900]
 #   VM_TEST_TIMEOUT seconds each guest program may run [300]
 #   BUILD           build directory, for the default log [<repo>/build]
@@ -105,6 +110,7 @@ cpus=${VM_CPUS:-2}
 mem=${VM_MEM:-1G}
 numa=${VM_NUMA:-1}
 dimm=${VM_DIMM:-}
+swap=${VM_SWAP:-}
 test_timeout=${VM_TEST_TIMEOUT:-}
 
 vm_positive "$cpus" || die "VM_CPUS=$cpus is not a positive number"
@@ -126,6 +132,10 @@ if [ -n "$dimm" ]; then
 	fi
 	[ "$dimm_mib" -le 2048 ] || die "VM_DIMM=$dimm is more than the 2G of room for hotplugged memory"
 fi
+swap_mib=
+if [ -n "$swap" ]; then
+	swap_mib=$(vm_mem_mib "$swap") || die "VM_SWAP=$swap is not a size like 256M or 1G"
+fi
 command -v "$qemu_bin" >/dev/null || die "$qemu_bin not found: apt-get install qemu-system-x86"
 
 cmdline="console=ttyS0 printk.time=1 panic=-1 oops=panic panic_on_warn=1 secmem.mode=$mode"
@@ -142,6 +152,7 @@ fi
 # Tells the guest tests a DIMM is there to be found: without one they skip,
 # with this they fail when it is missing.
 [ -n "$dimm_mib" ] && cmdline="$cmdline secmem.dimm=${dimm_mib}M"
+[ -n "$swap_mib" ] && cmdline="$cmdline secmem.swap=/dev/vda hibernate=nocompress"
 [ -n "$append" ] && cmdline="$cmdline $append"
 
 qemu=("$qemu_bin" -nodefaults -nographic -no-reboot
@@ -165,11 +176,19 @@ fi
 # NUMA nodes (VM_NUMA): vm_numa in qemu-lib.sh.
 qemu+=("${vm_numa_args[@]}")
 
+# A scratch disk (VM_SWAP), sparse, gone when the VM is.
+if [ -n "$swap_mib" ]; then
+	swap_dir=$(mktemp -d "${TMPDIR:-/tmp}/secmem-swap.XXXXXX")
+	trap 'rm -rf "$swap_dir"' EXIT
+	truncate -s "${swap_mib}M" "$swap_dir/swap.img"
+	qemu+=(-drive "file=$swap_dir/swap.img,if=virtio,format=raw,cache=unsafe")
+fi
+
 [ -n "$log" ] || log=${BUILD:-$top/build}/logs/vm-$mode.log
 hint=
 [ "$mode" = shell ] && hint="interactive shell; exit it (or press Ctrl-A X) to stop the VM"
 vm_run "$log" "$hint" \
-	"mode $mode, $cpus vCPU(s), ${mem_mib} MiB${dimm_mib:+ + a ${dimm_mib} MiB DIMM}, $numa NUMA node(s), accel $accel" \
+	"mode $mode, $cpus vCPU(s), ${mem_mib} MiB${dimm_mib:+ + a ${dimm_mib} MiB DIMM}${swap_mib:+, a ${swap_mib} MiB scratch disk}, $numa NUMA node(s), accel $accel" \
 	"${qemu[@]}"
 [ "$mode" = shell ] && exit 0
 
