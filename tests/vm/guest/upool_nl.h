@@ -201,12 +201,19 @@ static inline int nlt_poll(struct nlt_listener *l, int timeout_ms)
 		return 0;
 	for (;;) {
 		err = nl_recvmsgs_default(l->sk);
-		if (err == -NLE_AGAIN || err == 0)
+		if (err == -NLE_AGAIN)
 			return 0;
 		if (err < 0) {
 			tap_diag("receiving events: %s", nlt_err(err));
 			return err;
 		}
+		/*
+		 * One datagram a call, and each event is one: read on while
+		 * more are queued, or nlt_clear() would leave all but one of
+		 * a burst to be taken for the next case's.
+		 */
+		if (poll(&pfd, 1, 0) <= 0)
+			return 0;
 	}
 }
 
