@@ -135,6 +135,25 @@ static void decide_node(struct decisions *out, const struct config *cfg,
 		 format_size(target, to, sizeof(to)));
 }
 
+/*
+ * A new decision about a global knob, applying the configuration: @what
+ * (start, reload) changes @knob from @from to @to. The caller sets the value.
+ */
+static struct decision *global_decision(struct decisions *out, enum decision_kind kind,
+					const char *what, const char *knob, const char *from,
+					const char *to)
+{
+	struct decision *d = &out->d[out->count++];
+
+	memset(d, 0, sizeof(*d));
+	d->kind = kind;
+	d->cause = CAUSE_APPLY;
+	d->node = -1;
+	snprintf(d->reason, sizeof(d->reason), "%s: %s %s -> %s (configured)", what, knob, from,
+		 to);
+	return d;
+}
+
 static void apply_config(const struct config *cfg,
 			 const struct observed_state *st, const char *what,
 			 struct decisions *out)
@@ -143,31 +162,21 @@ static void apply_config(const struct config *cfg,
 	int n;
 
 	if (st->flush_on_free != cfg->flush_on_free) {
-		struct decision *d = &out->d[out->count++];
+		struct decision *d = global_decision(out, DECISION_FLUSH, what,
+						     "flush_on_free",
+						     flush_policy_name(st->flush_on_free),
+						     flush_policy_name(cfg->flush_on_free));
 
-		memset(d, 0, sizeof(*d));
-		d->kind = DECISION_FLUSH;
-		d->cause = CAUSE_APPLY;
-		d->node = -1;
 		d->flush_on_free = cfg->flush_on_free;
-		snprintf(d->reason, sizeof(d->reason),
-			 "%s: flush_on_free %s -> %s (configured)", what,
-			 flush_policy_name(st->flush_on_free),
-			 flush_policy_name(cfg->flush_on_free));
 	}
 	/* Without the knob: policy_hibernation_unsupported(), no decision. */
 	if (st->hibernation_present && st->hibernation != cfg->hibernation) {
-		struct decision *d = &out->d[out->count++];
+		struct decision *d = global_decision(out, DECISION_HIBERNATION, what,
+						     "hibernation",
+						     hibernation_policy_name(st->hibernation),
+						     hibernation_policy_name(cfg->hibernation));
 
-		memset(d, 0, sizeof(*d));
-		d->kind = DECISION_HIBERNATION;
-		d->cause = CAUSE_APPLY;
-		d->node = -1;
 		d->hibernation = cfg->hibernation;
-		snprintf(d->reason, sizeof(d->reason),
-			 "%s: hibernation %s -> %s (configured)", what,
-			 hibernation_policy_name(st->hibernation),
-			 hibernation_policy_name(cfg->hibernation));
 	}
 	snprintf(why, sizeof(why), "%s: configured", what);
 	for (n = 0; n < CONFIG_MAX_NODES; n++)
