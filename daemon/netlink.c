@@ -20,6 +20,8 @@ static struct nla_policy event_policy[SECMEM_ATTR_MAX + 1] = {
 	[SECMEM_ATTR_UNMAPPED_BYTES] = { .type = NLA_U64 },
 	[SECMEM_ATTR_WATERMARK_LOW] = { .type = NLA_U64 },
 	[SECMEM_ATTR_WATERMARK_HIGH] = { .type = NLA_U64 },
+	[SECMEM_ATTR_WIPED_FILES] = { .type = NLA_U64 },
+	[SECMEM_ATTR_WIPED_BYTES] = { .type = NLA_U64 },
 };
 
 const char *kernel_event_name(enum kernel_event_type type)
@@ -33,6 +35,8 @@ const char *kernel_event_name(enum kernel_event_type type)
 		return "alloc-fail";
 	case KEV_RECLAIM:
 		return "reclaim";
+	case KEV_SECRETS_WIPED:
+		return "secrets-wiped";
 	}
 	return "?";
 }
@@ -67,11 +71,26 @@ int events_parse(struct nl_msg *msg, struct kernel_event *ev)
 	case SECMEM_CMD_EVENT_RECLAIM:
 		ev->type = KEV_RECLAIM;
 		break;
+	case SECMEM_CMD_EVENT_SECRETS_WIPED:
+		ev->type = KEV_SECRETS_WIPED;
+		break;
 	default:
 		return -EPROTO;
 	}
-	if (genlmsg_parse(nlh, 0, tb, SECMEM_ATTR_MAX, event_policy) < 0 ||
-	    !tb[SECMEM_ATTR_NODE] || nla_get_u32(tb[SECMEM_ATTR_NODE]) > INT32_MAX)
+	if (genlmsg_parse(nlh, 0, tb, SECMEM_ATTR_MAX, event_policy) < 0)
+		return -EPROTO;
+	/* The one event about the whole system: counts, no node. */
+	if (ev->type == KEV_SECRETS_WIPED) {
+		if (!tb[SECMEM_ATTR_WIPED_FILES] || !tb[SECMEM_ATTR_WIPED_BYTES])
+			return -EPROTO;
+		ev->node = -1;
+		ev->wiped_files = nla_get_u64(tb[SECMEM_ATTR_WIPED_FILES]);
+		ev->wiped_bytes = nla_get_u64(tb[SECMEM_ATTR_WIPED_BYTES]);
+		ev->free_bytes = UINT64_MAX;
+		ev->unmapped_bytes = UINT64_MAX;
+		return 0;
+	}
+	if (!tb[SECMEM_ATTR_NODE] || nla_get_u32(tb[SECMEM_ATTR_NODE]) > INT32_MAX)
 		return -EPROTO;
 	ev->node = (int)nla_get_u32(tb[SECMEM_ATTR_NODE]);
 	ev->free_bytes = tb[SECMEM_ATTR_FREE_BYTES] ?

@@ -15,6 +15,7 @@ enum kernel_event_type {
 	KEV_POOL_EXHAUSTED,
 	KEV_ALLOC_FAIL,
 	KEV_RECLAIM,
+	KEV_SECRETS_WIPED,	/* for hibernation; no node */
 };
 
 struct kernel_event {
@@ -22,6 +23,8 @@ struct kernel_event {
 	int node;
 	uint64_t free_bytes;		/* UINT64_MAX: not in the message */
 	uint64_t unmapped_bytes;	/* UINT64_MAX: not in the message */
+	uint64_t wiped_files;		/* KEV_SECRETS_WIPED only */
+	uint64_t wiped_bytes;		/* KEV_SECRETS_WIPED only */
 };
 
 /* Events received in one events_receive() call. */

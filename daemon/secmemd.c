@@ -392,6 +392,12 @@ static void on_kernel_events(struct daemon *d)
 				"node %d: an unmapped allocation failed: no pageblock could be unmapped, memfd_secret and MFD_UNMAPPED fall back to unmapping single pages (a TLB flush each, the direct map split)",
 				ke->node);
 			break;
+		case KEV_SECRETS_WIPED:
+			/* Relayed to the journal, where an admin looks. */
+			log_msg(LOG_WARNING,
+				"hibernation = wipe: the kernel wiped %" PRIu64 " secret files (%" PRIu64 " bytes) before hibernating; their processes get SIGBUS on access and EIO from read() and write(), and libsecmem's secmem_wiped() returns 1",
+				ke->wiped_files, ke->wiped_bytes);
+			break;
 		}
 	}
 }

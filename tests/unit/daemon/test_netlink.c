@@ -62,6 +62,30 @@ START_TEST(every_event_kind)
 }
 END_TEST
 
+START_TEST(secrets_wiped_event)
+{
+	struct nl_msg *m = event_msg(SECMEM_CMD_EVENT_SECRETS_WIPED);
+	struct kernel_event ev;
+
+	nla_put_u64(m, SECMEM_ATTR_WIPED_FILES, 2);
+	nla_put_u64(m, SECMEM_ATTR_WIPED_BYTES, 65536);
+	ck_assert_int_eq(events_parse(m, &ev), 0);
+	ck_assert_int_eq(ev.type, KEV_SECRETS_WIPED);
+	ck_assert_int_eq(ev.node, -1);
+	ck_assert_uint_eq(ev.wiped_files, 2);
+	ck_assert_uint_eq(ev.wiped_bytes, 65536);
+	ck_assert_str_eq(kernel_event_name(ev.type), "secrets-wiped");
+	nlmsg_free(m);
+
+	/* Without its counts it is malformed, a node does not make up for it. */
+	m = event_msg(SECMEM_CMD_EVENT_SECRETS_WIPED);
+	nla_put_u32(m, SECMEM_ATTR_NODE, 0);
+	nla_put_u64(m, SECMEM_ATTR_WIPED_FILES, 2);
+	ck_assert_int_eq(events_parse(m, &ev), -EPROTO);
+	nlmsg_free(m);
+}
+END_TEST
+
 START_TEST(malformed_events_refused)
 {
 	struct kernel_event ev;
@@ -120,6 +144,7 @@ Suite *test_suite(void)
 
 	tcase_add_test(tc, low_watermark_event);
 	tcase_add_test(tc, every_event_kind);
+	tcase_add_test(tc, secrets_wiped_event);
 	tcase_add_test(tc, malformed_events_refused);
 	tcase_add_test(tc, events_from_userspace_refused);
 	tcase_add_test(tc, open_without_family);
