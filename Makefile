@@ -31,7 +31,8 @@ DESTDIR ?=
 .PHONY: all deps run shell check check-unit check-guest lint clean distclean \
 	kernel kernel-debug kernel-release kernel-stock kernel-tree \
 	kernel-export kernel-checkpatch kernel-series userspace guest initramfs install bench \
-	check-guest-release check-guest-numa check-guest-hibernate soak check-soak
+	check-guest-release check-guest-numa check-guest-hibernate check-guest-kexec \
+	soak check-soak
 
 all: userspace
 
@@ -198,6 +199,28 @@ check-guest-hibernate: kernel-debug initramfs
 		--filter unmapped_hibernate_test --append '$(DEBUG_GUEST_APPEND) kunit.enable=0' \
 		--log $(BUILD)/logs/check-guest-hibernate.log \
 		--results $(BUILD)/results/guest-hibernate.tap
+
+# Kexec and kdump with secrets held: the debug kernel goes in a tar on a
+# read-only disk (VM_TAR), the test loads it with kexec -p and crashes, or
+# with kexec -l and runs kexec -e, and the next kernel scans /proc/vmcore
+# or /proc/kcore for the secrets (tests/vm/guest/unmapped_kexec_test.c).
+# Only the second kernel's results are judged (check-log.py --handover).
+KEXEC_TAR = $(BUILD)/kexec-image.tar
+KEXEC_HANDOVER = secmem-kexec-handover
+check-guest-kexec: kernel-debug initramfs
+	@tar -cf $(KEXEC_TAR) -C $(dir $(call bzimage,patched,debug)) bzImage
+	@VM_TAR=$(KEXEC_TAR) tests/vm/run-vm.sh --kernel $(call bzimage,patched,debug) \
+		--initrd $(BUILD)/initramfs.cpio.gz --mode check \
+		--filter unmapped_kexec_test --handover '$(KEXEC_HANDOVER)' \
+		--append '$(DEBUG_GUEST_APPEND) kunit.enable=0 secmem.kexec=crash crashkernel=384M' \
+		--log $(BUILD)/logs/check-guest-kdump.log \
+		--results $(BUILD)/results/guest-kdump.tap
+	@VM_TAR=$(KEXEC_TAR) tests/vm/run-vm.sh --kernel $(call bzimage,patched,debug) \
+		--initrd $(BUILD)/initramfs.cpio.gz --mode check \
+		--filter unmapped_kexec_test --handover '$(KEXEC_HANDOVER)' \
+		--append '$(DEBUG_GUEST_APPEND) kunit.enable=0 secmem.kexec=kexec' \
+		--log $(BUILD)/logs/check-guest-kexec.log \
+		--results $(BUILD)/results/guest-kexec.tap
 
 # libsecmem's Check suite on the patched release kernel, where its backend
 # must be the unmapped memfd. The debug kernel's KASAN under TCG makes the

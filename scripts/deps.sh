@@ -13,6 +13,8 @@ packages=(
 	python3 ccache pkg-config
 	# guest harness; the Debian guest image (tests/vm/debian/mkimage.sh)
 	qemu-system-x86 busybox-static debootstrap e2fsprogs
+	# the guest's kexec and kdump test loads its next kernel with kexec
+	kexec-tools
 	# userspace libraries and their tests
 	check libsubunit-dev libinih-dev libnl-genl-3-dev libsystemd-dev
 	# the preload's tests run Debian's own openssl, libcrypto and libsodium

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Judge the serial console log of a secmem test VM.
 
-    check-log.py [--mode check|demo|bench] [--results OUT.tap] LOG
+    check-log.py [--mode check|demo|bench] [--results OUT.tap]
+                 [--handover LINE] LOG
 
 Reads:
   * KUnit's KTAP output (suites run at boot): every test case is one result
@@ -20,6 +21,12 @@ Reads:
 Adds two results of its own, so that the counts agree with the verdict:
 vm.kernel-log-clean (no splat) and vm.run-complete (every planned result
 came, the done marker came, no timeout, KUnit counts are consistent).
+
+With --handover LINE the log holds two kernels: the first one wrote LINE
+to its kernel log and handed over to a second one (kexec, or a crash and
+kdump), which printed its own "Linux version" banner. The splat scan covers
+the first kernel up to LINE and the whole second kernel; the results are
+the second kernel's; vm.handover says whether the handover happened.
 
 Writes the flat list as TAP to --results, prints every problem with the
 log lines around it, and ends with "guest: N passed, N failed, N skipped".
@@ -151,9 +158,11 @@ class KtapResult:
 
 
 class Checker:
-    def __init__(self, path, mode):
+    def __init__(self, path, mode, handover=None):
         self.path = path
         self.mode = mode
+        self.handover = handover
+        self.first = []         # the first kernel's lines, with --handover
         self.results = []
         self.problems = []      # (line, message): results missing or inconsistent
         self.splats = []        # (line, message): kernel splats
@@ -185,7 +194,7 @@ class Checker:
     # --- kernel splats ---------------------------------------------------
 
     def scan_splats(self):
-        for line in self.lines:
+        for line in self.first + self.lines:
             text = line.text.strip()
             if not text or text.startswith("#"):
                 continue
@@ -445,8 +454,29 @@ class Checker:
     def add(self, result):
         self.results.append(result)
 
+    def split_handover(self):
+        """Keep the second kernel's lines; the first kernel's, up to the
+        handover line, are only scanned for splats."""
+        at = next((i for i, line in enumerate(self.lines)
+                   if line.kernel and self.handover in line.text), None)
+        if at is None:
+            self.add(Result("vm.handover", "fail",
+                            f"the first kernel never logged '{self.handover}'"))
+            return
+        boot = next((i for i in range(at + 1, len(self.lines))
+                     if self.lines[i].kernel and "Linux version " in self.lines[i].text), None)
+        if boot is None:
+            self.add(Result("vm.handover", "fail", "no kernel booted after the handover",
+                            self.lines[at]))
+            self.first, self.lines = self.lines[:at + 1], []
+            return
+        self.first, self.lines = self.lines[:at + 1], self.lines[boot:]
+        self.add(Result("vm.handover", "pass"))
+
     def run(self):
         self.read()
+        if self.handover:
+            self.split_handover()
         if self.mode == "check":
             self.parse_kunit()
             self.parse_guest()
@@ -517,9 +547,11 @@ def main():
     ap.add_argument("--results", metavar="OUT.tap", help="write the results as TAP")
     ap.add_argument("--mode", choices=("check", "demo", "bench"), default="check",
                     help="what the guest was booted for (default: check)")
+    ap.add_argument("--handover", metavar="LINE",
+                    help="two kernels: judge the one booted after LINE in the kernel log")
     args = ap.parse_args()
 
-    checker = Checker(args.log, args.mode)
+    checker = Checker(args.log, args.mode, args.handover)
     try:
         checker.run()
     except OSError as e:

@@ -6,17 +6,26 @@
 #   run-vm.sh --kernel BZIMAGE --initrd CPIO --mode check|demo|bench|shell
 #             [--filter GLOB[,GLOB...]] [--log FILE] [--results FILE.tap]
 #             [--append "extra kernel command line"]
+#             [--handover LINE]
 #
 # The serial console goes to stdout and to the log. check, demo and bench
 # then judge the log with check-log.py and exit with its status (0: pass,
 # 1: fail); shell is interactive and judges nothing. Usage errors exit 2.
 # bench (make bench) is judged like demo: no splat, every script passed;
-# its figures are read from the log by bench/run.py.
+# its figures are read from the log by bench/run.py. --handover LINE
+# (check): the log holds two kernels, the first hands over to the second
+# (kexec or a crash) after writing LINE to the kernel log; only the second
+# kernel's results are judged (check-log.py --handover).
 #
 # Environment (defaults in brackets):
 #   QEMU            QEMU binary [qemu-system-x86_64]
 #   QEMU_ACCEL      accelerator [tcg], e.g. kvm
 #   QEMU_CPU        CPU model [max]
+#   QEMU_MACHINE    machine type [pc; q35 with VM_SWAP or VM_TAR: the pc
+#                   machine's ACPI _PRT method loops over every PCI slot,
+#                   which under the debug kernel and TCG takes over 20 s
+#                   when a PCI disk's interrupt is routed, long enough to
+#                   trip the soft lockup detector; q35's _PRT is a table]
 #   VM_CPUS         vCPUs [2]
 #   VM_MEM          memory, QEMU syntax (512M, 1G; a bare number is MiB) [1G]
 #   VM_NUMA         NUMA nodes [1]; more splits memory and vCPUs evenly
@@ -29,6 +38,9 @@
 #                   the guest is told with secmem.swap=/dev/vda, and its
 #                   hibernation images are not compressed, so that a scan
 #                   of the raw disk sees what was written [none]
+#   VM_TAR          a tar archive attached as a read-only virtio disk, after
+#                   VM_SWAP's; the guest is told which with secmem.tar=/dev/vdX
+#                   and reads it with tar -xf [none]
 #   VM_TIMEOUT      seconds before qemu is killed, all but shell [900]
 #   VM_TEST_TIMEOUT seconds each guest program may run [300]
 #   BUILD           build directory, for the default log [<repo>/build]
@@ -47,7 +59,7 @@ die() {
 }
 
 usage() {
-	sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '4,9p' "$0" | sed 's/^# \{0,1\}//'
 	echo "See tests/vm/README.md for the environment variables."
 }
 
@@ -58,6 +70,7 @@ filter=
 log=
 results=
 append=
+handover=
 
 while [ $# -gt 0 ]; do
 	opt=$1
@@ -66,7 +79,7 @@ while [ $# -gt 0 ]; do
 		usage
 		exit 0
 		;;
-	--kernel | --initrd | --mode | --filter | --log | --results | --append)
+	--kernel | --initrd | --mode | --filter | --log | --results | --append | --handover)
 		[ $# -ge 2 ] || die "$opt needs an argument"
 		val=$2
 		shift 2
@@ -86,6 +99,7 @@ while [ $# -gt 0 ]; do
 	--log) log=$val ;;
 	--results) results=$val ;;
 	--append) append=$val ;;
+	--handover) handover=$val ;;
 	*) die "unknown option '$opt' (try --help)" ;;
 	esac
 done
@@ -111,6 +125,7 @@ mem=${VM_MEM:-1G}
 numa=${VM_NUMA:-1}
 dimm=${VM_DIMM:-}
 swap=${VM_SWAP:-}
+tar=${VM_TAR:-}
 test_timeout=${VM_TEST_TIMEOUT:-}
 
 vm_positive "$cpus" || die "VM_CPUS=$cpus is not a positive number"
@@ -136,6 +151,7 @@ swap_mib=
 if [ -n "$swap" ]; then
 	swap_mib=$(vm_mem_mib "$swap") || die "VM_SWAP=$swap is not a size like 256M or 1G"
 fi
+[ -z "$tar" ] || [ -f "$tar" ] || die "VM_TAR=$tar is not a file"
 command -v "$qemu_bin" >/dev/null || die "$qemu_bin not found: apt-get install qemu-system-x86"
 
 cmdline="console=ttyS0 printk.time=1 panic=-1 oops=panic panic_on_warn=1 secmem.mode=$mode"
@@ -153,9 +169,22 @@ fi
 # with this they fail when it is missing.
 [ -n "$dimm_mib" ] && cmdline="$cmdline secmem.dimm=${dimm_mib}M"
 [ -n "$swap_mib" ] && cmdline="$cmdline secmem.swap=/dev/vda hibernate=nocompress"
+if [ -n "$tar" ]; then
+	if [ -n "$swap_mib" ]; then
+		cmdline="$cmdline secmem.tar=/dev/vdb"
+	else
+		cmdline="$cmdline secmem.tar=/dev/vda"
+	fi
+fi
 [ -n "$append" ] && cmdline="$cmdline $append"
 
-qemu=("$qemu_bin" -nodefaults -nographic -no-reboot
+if [ -n "$swap_mib$tar" ]; then
+	machine=${QEMU_MACHINE:-q35}
+else
+	machine=${QEMU_MACHINE:-pc}
+fi
+
+qemu=("$qemu_bin" -nodefaults -nographic -no-reboot -machine "$machine"
 	-accel "$accel" -cpu "$cpu" -smp "$vm_smp" -m "${mem_mib}M"
 	-serial mon:stdio
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline")
@@ -184,6 +213,9 @@ if [ -n "$swap_mib" ]; then
 	qemu+=(-drive "file=$swap_dir/swap.img,if=virtio,format=raw,cache=unsafe")
 fi
 
+# The tar disk (VM_TAR), read-only, after the scratch disk.
+[ -n "$tar" ] && qemu+=(-drive "file=$tar,if=virtio,format=raw,readonly=on")
+
 [ -n "$log" ] || log=${BUILD:-$top/build}/logs/vm-$mode.log
 hint=
 [ "$mode" = shell ] && hint="interactive shell; exit it (or press Ctrl-A X) to stop the VM"
@@ -194,4 +226,5 @@ vm_run "$log" "$hint" \
 
 check=("$here/check-log.py" --mode "$mode" "$log")
 [ -n "$results" ] && check+=(--results "$results")
+[ -n "$handover" ] && check+=(--handover "$handover")
 exec "${check[@]}"

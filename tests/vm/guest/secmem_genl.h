@@ -28,6 +28,7 @@ enum secmem_genl_cmd {
 	SECMEM_CMD_EVENT_POOL_EXHAUSTED,	/* an allocation had to convert */
 	SECMEM_CMD_EVENT_ALLOC_FAIL,		/* an unmapped allocation failed */
 	SECMEM_CMD_EVENT_RECLAIM,		/* pool released under pressure */
+	SECMEM_CMD_EVENT_SECRETS_WIPED,		/* secret files wiped for hibernation */
 	__SECMEM_CMD_MAX,
 };
 #define SECMEM_CMD_MAX (__SECMEM_CMD_MAX - 1)
@@ -49,6 +50,8 @@ enum secmem_genl_attr {
 	SECMEM_ATTR_TLB_FLUSH_CONVERT,		/* u64, count */
 	SECMEM_ATTR_TLB_FLUSH_MERMAP,		/* u64, count */
 	SECMEM_ATTR_RELEASED_BYTES,		/* u64, bytes */
+	SECMEM_ATTR_WIPED_FILES,		/* u64, SECRETS_WIPED only */
+	SECMEM_ATTR_WIPED_BYTES,		/* u64, bytes, SECRETS_WIPED only */
 	__SECMEM_ATTR_MAX,
 };
 #define SECMEM_ATTR_MAX (__SECMEM_ATTR_MAX - 1)

@@ -21,7 +21,8 @@
  *                succeeds; afterwards this process runs, an access to
  *                either secret mapping gets SIGBUS, pread() of the
  *                MFD_UNMAPPED file gets EIO, hibernation_wiped_files went
- *                up by 2, and the control reads back.
+ *                up by 2, a SECRETS_WIPED netlink event came with 2
+ *                files and their bytes, and the control reads back.
  *  4. image      the raw disk, where the image was written uncompressed,
  *                holds no secret marker; it holds the control (the scan is
  *                not blind).
@@ -56,6 +57,7 @@
 #include "kcore.h"
 #include "tap.h"
 #include "upool.h"
+#include "upool_nl.h"
 
 #ifndef MFD_UNMAPPED
 #define MFD_UNMAPPED		0x0040U
@@ -289,21 +291,47 @@ static long long wiped_before;
 
 static enum tap_result test_wipe(void)
 {
+	struct nlt_listener events;
 	unsigned char c;
 	bool ok = true;
 	double t;
-	int err;
+	int err, i;
 
 	wiped_before = wiped_files();
-	if (upool_write_str(KNOB, "wipe"))
+	if (nlt_listen(&events))
 		return TAP_FAIL;
+	if (upool_write_str(KNOB, "wipe")) {
+		nlt_unlisten(&events);
+		return TAP_FAIL;
+	}
 	t = upool_now();
 	err = hibernate();
 	t = upool_now() - t;
 	if (err) {
 		tap_diag("hibernation with policy wipe: %s", upool_errname(-err));
+		nlt_unlisten(&events);
 		return TAP_FAIL;
 	}
+	/* Sent once tasks run again: already queued, or about to be. */
+	nlt_poll(&events, 5000);
+	i = nlt_find(&events, SECMEM_CMD_EVENT_SECRETS_WIPED, -1, 0);
+	if (i < 0) {
+		tap_diag("no SECRETS_WIPED event after the hibernation");
+		ok = false;
+	} else {
+		const struct nlt_msg *m = &events.ev[i];
+
+		nlt_msg_diag("event", m);
+		if (m->val[SECMEM_ATTR_WIPED_FILES] != 2 ||
+		    m->val[SECMEM_ATTR_WIPED_BYTES] < SECRET_BYTES + PG ||
+		    nlt_has(m, SECMEM_ATTR_NODE)) {
+			tap_diag("SECRETS_WIPED: %llu files, %llu bytes, want 2 files and at least %lu bytes, no node",
+				 m->val[SECMEM_ATTR_WIPED_FILES], m->val[SECMEM_ATTR_WIPED_BYTES],
+				 SECRET_BYTES + PG);
+			ok = false;
+		}
+	}
+	nlt_unlisten(&events);
 	tap_diag("hibernated to %s and resumed from it in %.1f s", swapdev, t);
 	if (!read_faults(mfd_map) || !read_faults(mfd_map + SECRET_BYTES - PG)) {
 		tap_diag("the MFD_UNMAPPED mapping still reads after the wipe");

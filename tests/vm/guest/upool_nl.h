@@ -55,6 +55,8 @@ static inline const char *nlt_cmd_name(int cmd)
 		return "ALLOC_FAIL";
 	case SECMEM_CMD_EVENT_RECLAIM:
 		return "RECLAIM";
+	case SECMEM_CMD_EVENT_SECRETS_WIPED:
+		return "SECRETS_WIPED";
 	}
 	return "unknown";
 }
