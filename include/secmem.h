@@ -38,6 +38,11 @@
  * calls into libsecmem gets a fresh, empty allocator with the same backend
  * and init flags.  Arena file descriptors are close-on-exec and are
  * closed in the child.
+ *
+ * Hibernation: a kernel with /sys/kernel/mm/unmapped/hibernation = wipe
+ * destroys every secret file before it hibernates.  After a resume, call
+ * secmem_wiped() before touching, allocating, reallocating or freeing
+ * secret memory: see there.
  */
 #ifndef SECMEM_H
 #define SECMEM_H
@@ -76,6 +81,7 @@ enum secmem_error {
 	SECMEM_EBUSY,			/* secmem_init() after memory was handed out */
 	SECMEM_ESYSCALL,		/* unexpected system call failure */
 	SECMEM_ENOTSUP,			/* operation not possible with this backend */
+	SECMEM_EWIPED,			/* the kernel wiped the memory (hibernation) */
 };
 
 /* Flags for secmem_init(). */
@@ -116,7 +122,9 @@ struct secmem_stats {
 	uint64_t arenas;		/* live arenas */
 	uint64_t fds;			/* open arena file descriptors */
 	uint64_t mappings;		/* mappings created (arena + 2 guards each) */
-	uint64_t reserved[7];		/* zero; room to grow without ABI break */
+	uint64_t wiped_arenas;		/* arenas found wiped, not yet released */
+	uint64_t wiped_bytes;		/* their bytes (part of bytes_mapped) */
+	uint64_t reserved[5];		/* zero; room to grow without ABI break */
 };
 
 /**
@@ -195,7 +203,8 @@ SECMEM_API SECMEM_MALLOC void *secmem_calloc(size_t nmemb, size_t size);
  *
  * Bytes that are no longer part of the allocation are zeroed.  On failure
  * @ptr is left untouched.  An allocation from secmem_alloc_pages() stays
- * page-granular.
+ * page-granular.  An allocation that secmem_wiped() found wiped cannot be
+ * resized: SECMEM_EWIPED (errno EIO), whatever @size.
  *
  * Return: the (possibly moved) memory, or NULL with errno set.
  */
@@ -208,6 +217,8 @@ SECMEM_API void *secmem_realloc(void *ptr, size_t size);
  *
  * Checks the allocation's canary first.  Aborts with a message on an
  * overwritten canary, a double free, or a pointer libsecmem did not return.
+ * An allocation that secmem_wiped() found wiped is released without a
+ * touch: neither checked nor zeroed (the kernel took its pages).
  */
 SECMEM_API void secmem_free(void *ptr);
 
@@ -308,6 +319,48 @@ SECMEM_API int secmem_protect(void *ptr, int prot);
  * Return: the file descriptor, or -1 with errno set.
  */
 SECMEM_API int secmem_fd_create(size_t size, unsigned int flags);
+
+/**
+ * secmem_wiped() - whether the kernel wiped memory that libsecmem holds.
+ *
+ * With /sys/kernel/mm/unmapped/hibernation = wipe (secmem's kernel), the
+ * kernel takes every page of every secret file before it hibernates, for
+ * good: an access through a mapping then gets SIGBUS, read() and write()
+ * EIO.  Call this after a resume before touching, allocating,
+ * reallocating or freeing secret memory: it probes the file of each arena
+ * (heap and secmem_alloc_pages() memory) with an allocating fallocate()
+ * of one byte, which fails with EIO on a wiped file, and never reads a
+ * secret.  Arenas found wiped are dead from then on: nothing is allocated
+ * from them, and secmem_free() of an allocation in one only releases the
+ * bookkeeping (no canary check, no zeroing); secmem_realloc() of it fails
+ * with SECMEM_EWIPED (EIO).  A dead arena is unmapped when its last
+ * allocation is freed; secmem_owns() and secmem_usable_size() still work.
+ *
+ * Only the unmapped memfd backend (MFD_UNMAPPED, the one libsecmem uses
+ * on secmem's kernel) can be probed: memfd_secret(2) files refuse
+ * fallocate(), so with that backend (SECMEM_INIT_NO_UNMAPPED on secmem's
+ * kernel) a wipe goes unseen here.  Stock kernels never wipe (they refuse
+ * to hibernate while a secret file exists), and the mlock backend is
+ * never wiped.  Files of secmem_fd_create(): secmem_fd_wiped().
+ *
+ * Return: 1 while an allocation in wiped memory is live (until all of
+ * them are freed), 0 if none is, -1 with errno set if a file could not be
+ * probed and none was found wiped.
+ */
+SECMEM_API int secmem_wiped(void);
+
+/**
+ * secmem_fd_wiped() - whether the kernel wiped the file @fd.
+ * @fd: a descriptor from secmem_fd_create(), open for writing.
+ *
+ * The probe of secmem_wiped(), on one file: with the same limits (a
+ * memfd_secret file always answers 0).  It may allocate the file's first
+ * page if it has none yet.
+ *
+ * Return: 1 if the file was wiped, 0 if not, -1 with errno set (EBADF
+ * for a bad or read-only @fd).
+ */
+SECMEM_API int secmem_fd_wiped(int fd);
 
 /**
  * secmem_memzero() - zero @len bytes at @ptr; never optimised away.

@@ -309,6 +309,7 @@ static void arena_destroy(struct sm_heap *h, struct sm_arena *a)
 	pthread_mutex_lock(&sm.lock);
 	atomic_store_explicit(&a->base, 0, memory_order_release);
 	a->fd = -1;
+	a->wiped = false;
 	pthread_mutex_unlock(&sm.lock);
 	sm_memlock_uncharge(r.size);
 	atomic_fetch_sub(&sm_count.bytes_mapped, r.size);
@@ -399,6 +400,14 @@ static void arena_retire(struct sm_heap *h, struct sm_arena *a)
 {
 	size_t size = arena_size(a);
 
+	if (a->wiped) {
+		/* Its file is empty for good: never a spare. */
+		arena_unlink(&h->dead, a);
+		atomic_fetch_sub(&sm_count.wiped_arenas, 1);
+		atomic_fetch_sub(&sm_count.wiped_bytes, size);
+		arena_destroy(h, a);
+		return;
+	}
 	arena_unlink(&h->arenas, a);
 	if (h->spare_bytes + size > arena_spare_budget(h)) {
 		arena_destroy(h, a);
@@ -457,6 +466,7 @@ charge:
 	}
 	if (a) {
 		a->fd = r.fd;
+		a->wiped = false;
 		a->npages = meta.npages;
 		a->pages_used = 0;
 		a->hint = 0;
@@ -630,6 +640,93 @@ struct sm_arena *sm_arena_lookup(const void *ptr, struct sm_heap **locked)
 			return NULL;
 	}
 	return NULL;
+}
+
+/*
+ * The kernel wiped @a of @h (locked): move it to h->dead, where nothing is
+ * allocated from it, and give back its empty slabs.  If they were all it
+ * held, that unmaps it (arena_retire()); otherwise its last free does.
+ */
+static void arena_kill(struct sm_heap *h, struct sm_arena *a)
+{
+	arena_unlink(&h->arenas, a);
+	a->wiped = true;
+	a->next = h->dead;
+	h->dead = a;
+	atomic_fetch_add(&sm_count.wiped_arenas, 1);
+	atomic_fetch_add(&sm_count.wiped_bytes, arena_size(a));
+	sm_heap_drop_slabs_of(h, a);
+}
+
+/*
+ * Probe the arenas of @h (locked) that are not known to be dead: a wiped
+ * spare is unmapped at once, a wiped arena in use is killed.  The lock is
+ * held across the probes so that no arena is destroyed, and its
+ * descriptor number reused by another file, under them.  Returns 0 or
+ * the -errno of the first probe that failed.
+ */
+static int arena_probe_heap(struct sm_heap *h)
+{
+	struct sm_arena **pp, *a, *next;
+	int r, err = 0;
+
+	for (pp = &h->spares; (a = *pp);) {
+		r = sm_fd_wiped(a->fd);
+		if (r == 1) {
+			*pp = a->next;
+			a->next = NULL;
+			h->spare_bytes -= arena_size(a);
+			atomic_fetch_sub(&sm_count.spares, 1);
+			arena_destroy(h, a);
+			continue;
+		}
+		if (r < 0 && !err)
+			err = r;
+		pp = &a->next;
+	}
+	for (a = h->arenas; a; a = next) {
+		next = a->next;
+		r = sm_fd_wiped(a->fd);
+		if (r == 1)
+			arena_kill(h, a);
+		else if (r < 0 && !err)
+			err = r;
+	}
+	return err;
+}
+
+/*
+ * One heap lock at a time, as an allocation takes them: the arenas of a
+ * heap are probed while its allocations wait.  The mlock backend's files
+ * are ordinary memfds, which no kernel wipes: not probed.  errno is the
+ * caller's unless this fails (unmapping a wiped spare makes system calls).
+ */
+SECMEM_API int secmem_wiped(void)
+{
+	int err = 0, saved = errno;
+	bool wiped = false;
+	unsigned int i;
+
+	if (!atomic_load(&sm.ready) ||
+	    sm_backend_get() == SECMEM_BACKEND_MLOCK)
+		return 0;
+	for (i = 0; i < sm.nheaps; i++) {
+		struct sm_heap *h = &sm.heaps[i];
+		int r;
+
+		sm_lock(&h->lock);
+		r = arena_probe_heap(h);
+		wiped |= h->dead != NULL;
+		sm_unlock(&h->lock);
+		if (r < 0 && !err)
+			err = r;
+	}
+	if (!wiped && err) {
+		sm_fail_wiped_probe(-err);
+		return -1;
+	}
+	errno = saved;
+	return wiped ? 1 : 0;
 }
 
 /*
@@ -837,7 +934,12 @@ static void arena_fork_copy(void)
 			.size = atomic_load(&a->size),
 		};
 
-		if (!r.base)
+		/*
+		 * A dead arena cannot be read and needs no copy: its file
+		 * stays empty for good, so the child shares it, and a free
+		 * in it touches no memory (heap_free_wiped()).
+		 */
+		if (!r.base || a->wiped)
 			continue;
 		err = sm_region_copy(&r, a->used);
 		if (err)

@@ -388,6 +388,49 @@ fail:
 	return -(int)p;
 }
 
+/*
+ * Whether the kernel wiped the secret file @fd before a hibernation (see
+ * secmem_wiped()): 1 if so, 0 if not, -errno if the probe failed.  A
+ * wiped file fails every allocating fallocate() with EIO, for good; on
+ * any other file one byte at offset 0 succeeds (allocating the first page
+ * if the file has none: no more than the arena was charged for), or is
+ * refused by a file that has no fallocate() at all, such as memfd_secret
+ * files (EOPNOTSUPP), which therefore cannot be probed.  Nothing of the
+ * file is read.  errno is the caller's.
+ */
+int sm_fd_wiped(int fd)
+{
+	int saved = errno, r = 0;
+
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 1) < 0) {
+		if (errno == EIO)
+			r = 1;
+		else if (errno != EOPNOTSUPP && errno != ENOSYS)
+			r = -errno;
+	}
+	errno = saved;
+	return r;
+}
+
+/* Record the failure -@err of sm_fd_wiped(). */
+void sm_fail_wiped_probe(int err)
+{
+	switch (err) {
+	case EBADF:	/* not open, or not for writing */
+	case EISDIR:
+	case ENODEV:	/* neither a file nor a block device */
+	case ESPIPE:
+		sm_fail(SECMEM_EINVAL, err);
+		break;
+	case ENOMEM:
+		sm_fail(SECMEM_ENOMEM, err);
+		break;
+	default:
+		sm_fail_syscall("probing a secret memory file for a wipe "
+				"(fallocate)", err);
+	}
+}
+
 /* A stand-alone file for secmem_fd_create(). */
 int sm_backend_memfd(size_t size, bool seal, bool cloexec)
 {

@@ -23,3 +23,14 @@ SECMEM_API int secmem_fd_create(size_t size, unsigned int flags)
 				flags & SECMEM_FD_SEAL,
 				!(flags & SECMEM_FD_NOCLOEXEC));
 }
+
+SECMEM_API int secmem_fd_wiped(int fd)
+{
+	int r = sm_fd_wiped(fd);
+
+	if (r < 0) {
+		sm_fail_wiped_probe(-r);
+		return -1;
+	}
+	return r;
+}

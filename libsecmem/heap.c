@@ -438,6 +438,30 @@ static void heap_slab_release(struct sm_heap *h, struct sm_run *run)
 	sm_run_release(h, run);
 }
 
+/*
+ * Release the allocation at @ptr of @run, in an arena that the kernel
+ * wiped (secmem_wiped()): bookkeeping only.  The pages are gone and any
+ * access would raise SIGBUS, so the canary is not checked and nothing is
+ * zeroed (the kernel zeroed the pages as it took them).  The arena's
+ * slabs are on no partial list, so a freed chunk is never handed out
+ * again; a slab goes back to the arena with its last chunk, and the
+ * arena to the kernel with its last run (arena_retire()).  @h is locked.
+ */
+static void heap_free_wiped(struct sm_heap *h, struct sm_run *run, void *ptr)
+{
+	sm_vg_free(ptr);
+	if (run->kind == SM_RUN_SLAB) {
+		size_t idx = heap_chunk_index((size_t)((char *)ptr -
+						       (char *)sm_run_addr(run)),
+					      run->cls);
+
+		run->bitmap[idx / 64] &= ~(1ULL << (idx % 64));
+		if (++run->nfree < run->nchunks)
+			return;
+	}
+	sm_run_release(h, run);
+}
+
 /* Zero and release the allocation at @ptr of @run; @h is locked. */
 static void heap_free_locked(struct sm_heap *h, struct sm_run *run, void *ptr)
 {
@@ -446,6 +470,10 @@ static void heap_free_locked(struct sm_heap *h, struct sm_run *run, void *ptr)
 	size_t idx;
 
 	heap_account(h, usable, false);
+	if (run->arena->wiped) {
+		heap_free_wiped(h, run, ptr);
+		return;
+	}
 	if (run->kind == SM_RUN_PAGES) {
 		sm_pages_free_locked(h, run);
 		return;
@@ -510,6 +538,33 @@ bool sm_heap_drop_idle_slabs(struct sm_heap *h)
 		}
 	}
 	return any;
+}
+
+/*
+ * The kernel wiped @a (secmem_wiped()): take its slabs off the partial
+ * lists of @h (locked), so that none of their chunks is handed out again,
+ * and give back those that are empty, the idle slab of a class among them
+ * (the only empty slabs kept).  Releasing the last run of @a unmaps it.
+ * Full slabs are on no list; heap_free_wiped() releases the others.
+ */
+void sm_heap_drop_slabs_of(struct sm_heap *h, const struct sm_arena *a)
+{
+	unsigned int cls;
+
+	for (cls = 0; cls < SM_NCLASSES; cls++) {
+		struct sm_run *run, *next;
+
+		for (run = h->partial[cls]; run; run = next) {
+			next = run->next;
+			if (run->arena != a)
+				continue;
+			heap_partial_remove(h, run);
+			if (run->nfree == run->nchunks) {
+				h->idle_slabs &= ~(1ULL << cls);
+				sm_run_release(h, run);
+			}
+		}
+	}
 }
 
 SECMEM_API void secmem_free(void *ptr)
@@ -630,6 +685,11 @@ SECMEM_API void *secmem_realloc(void *ptr, size_t size)
 	if (!ptr)
 		return secmem_malloc(size);
 	run = heap_find(ptr, &h, "secmem_realloc");
+	if (run->arena->wiped) {
+		/* Nothing to keep or copy: the contents are gone. */
+		sm_unlock(&h->lock);
+		return sm_fail(SECMEM_EWIPED, EIO);
+	}
 	usable = heap_run_usable(run);
 	pages = run->kind == SM_RUN_PAGES;
 	/* Keep the block if the new size still makes good use of it. */

@@ -167,18 +167,25 @@ struct sm_arena {
 	struct sm_heap *_Atomic heap;
 	/* The rest is protected by heap->lock. */
 	int fd;
+	/*
+	 * The kernel wiped the file (secmem_wiped()): the arena is on
+	 * heap->dead, gives no new memory and is never read or written
+	 * again.  Beside base, in the cache line every free loads.
+	 */
+	bool wiped;
 	size_t npages, pages_used;
 	size_t hint;			/* first bitmap word that may be free */
 	uint64_t *used;			/* bit set = page in use */
 	/* Run of every page, NULL if free: owner[p >> SHIFT][p % LEAF]. */
 	struct sm_run ***owner;
-	struct sm_arena *next;		/* heap->arenas or heap->spares */
+	struct sm_arena *next;		/* heap->arenas, spares or dead */
 };
 
 struct sm_heap {
 	_Alignas(SM_CACHELINE) sm_lock_t lock;
 	struct sm_arena *arenas;	/* arenas to allocate from */
 	struct sm_arena *spares;	/* empty arenas kept for reuse */
+	struct sm_arena *dead;		/* wiped arenas with live allocations */
 	struct sm_run *partial[SM_NCLASSES];
 	/*
 	 * Bit c: an empty slab of class c is kept on partial[c] (at most
@@ -211,6 +218,8 @@ int sm_region_map(struct sm_region *r, size_t size);
 void sm_region_unmap(struct sm_region *r);
 int sm_backend_memfd(size_t size, bool seal, bool cloexec);
 int sm_region_copy(struct sm_region *r, const uint64_t *used);
+int sm_fd_wiped(int fd);
+void sm_fail_wiped_probe(int err);
 extern _Atomic int sm_fork_policy;
 
 /* arena.c */
@@ -251,6 +260,7 @@ static inline struct sm_run *sm_run_of(struct sm_arena *a, const void *ptr)
 
 /* heap.c */
 bool sm_heap_drop_idle_slabs(struct sm_heap *h);
+void sm_heap_drop_slabs_of(struct sm_heap *h, const struct sm_arena *a);
 
 /* pages.c */
 extern const int sm_pages_prot[3];	/* SECMEM_NOACCESS... -> PROT_* */
@@ -265,6 +275,8 @@ struct sm_counters {
 	_Atomic uint64_t fds;
 	_Atomic uint64_t mappings;
 	_Atomic uint64_t spares;	/* spare arenas of all heaps */
+	_Atomic uint64_t wiped_arenas;	/* dead arenas of all heaps */
+	_Atomic uint64_t wiped_bytes;	/* their bytes */
 };
 extern struct sm_counters sm_count;
 size_t sm_memlock_charge_upto(size_t want, size_t min);

@@ -84,6 +84,8 @@ void sm_counters_reset(void)
 	atomic_store(&sm_count.fds, 0);
 	atomic_store(&sm_count.mappings, 0);
 	atomic_store(&sm_count.spares, 0);
+	atomic_store(&sm_count.wiped_arenas, 0);
+	atomic_store(&sm_count.wiped_bytes, 0);
 }
 
 SECMEM_API int secmem_stats(struct secmem_stats *st)
@@ -110,5 +112,7 @@ SECMEM_API int secmem_stats(struct secmem_stats *st)
 	st->arenas = atomic_load(&sm_count.arenas);
 	st->fds = atomic_load(&sm_count.fds);
 	st->mappings = atomic_load(&sm_count.mappings);
+	st->wiped_arenas = atomic_load(&sm_count.wiped_arenas);
+	st->wiped_bytes = atomic_load(&sm_count.wiped_bytes);
 	return 0;
 }

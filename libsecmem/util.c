@@ -215,6 +215,11 @@ SECMEM_API const char *secmem_strerror(int err)
 	case SECMEM_ENOTSUP:
 		return "The operation is not supported by the backend in use: "
 		       "check secmem_backend() and the function's man page";
+	case SECMEM_EWIPED:
+		return "The kernel wiped this secret memory before hibernating "
+		       "(/sys/kernel/mm/unmapped/hibernation = wipe): its "
+		       "contents are gone for good; free it with secmem_free() "
+		       "and create the secret again";
 	case SECMEM_ESYSCALL:
 		/* GNU strerror_r may return a static string instead of sys. */
 		s = strerror_r(e.sys_errno, sys, sizeof(sys));

@@ -297,15 +297,15 @@ int main(int argc, char **argv)
 {
 	static TCase *(*const per_mode[])(const char *) = {
 		test_heap_tcase, test_death_tcase, test_pages_tcase,
-		test_fd_tcase, test_misc_tcase, NULL,
+		test_fd_tcase, test_misc_tcase, test_wiped_tcase, NULL,
 	};
 	static const char *const secure_names[] = {
 		"secure-heap", "secure-death", "secure-pages", "secure-fd",
-		"secure-misc",
+		"secure-misc", "secure-wiped",
 	};
 	static const char *const mlock_names[] = {
 		"mlock-heap", "mlock-death", "mlock-pages", "mlock-fd",
-		"mlock-misc",
+		"mlock-misc", "mlock-wiped",
 	};
 	char skips[] = "/tmp/libsecmem-skips-XXXXXX";
 	const char *tap = argc > 1 ? argv[1] : NULL;

@@ -371,7 +371,7 @@ SM_TEST(test_strerror)
 	const int codes[] = {
 		SECMEM_ENOBACKEND, SECMEM_EMEMLOCK, SECMEM_ENOMEM,
 		SECMEM_EINVAL, SECMEM_EOVERFLOW, SECMEM_EBUSY,
-		SECMEM_ESYSCALL, SECMEM_ENOTSUP,
+		SECMEM_ESYSCALL, SECMEM_ENOTSUP, SECMEM_EWIPED,
 	};
 
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
