@@ -29,6 +29,12 @@
  *  5. cost       the kernel log's line for the wipe: files, pages, time,
  *                and the time per GiB (printed, not judged).
  *  6. after      new secret files can be created and filled again.
+ *  7. libsecmem  a libsecmem allocation held across the hibernation (its
+ *                arena, an MFD_UNMAPPED memfd, is the third file wiped):
+ *                secmem_wiped() said 0 before and says 1 after, realloc
+ *                of the wiped allocation fails with EIO, its free survives
+ *                (no SIGBUS), secmem_wiped() is 0 again once it is freed,
+ *                and a new allocation works.
  *
  * Markers are made by getrandom() straight into the memory they test; the
  * program keeps only bit-inverted copies in ordinary memory (kcore.h).
@@ -55,6 +61,7 @@
 #include <sys/wait.h>
 
 #include "kcore.h"
+#include "secmem.h"
 #include "tap.h"
 #include "upool.h"
 #include "upool_nl.h"
@@ -80,6 +87,10 @@ static struct kcore_needle needles[NR_NEEDLES];
 static volatile unsigned char *mfd_map, *sec_map;
 static int mfd_fd = -1, sec_fd = -1, ctl_fd = -1;
 static char saved_knob[32];
+static unsigned char *lib_secret;
+#define LIB_SECRET_LEN		256
+/* The two files above and libsecmem's arena. */
+#define NR_WIPED_FILES		3
 static sigjmp_buf fault_jmp;
 
 static void on_sigbus(int sig)
@@ -241,6 +252,14 @@ static int hold_secrets(void)
 	}
 	if (make_marker(sec_map, n++))
 		return -1;
+	/* libsecmem's heap: one arena, an MFD_UNMAPPED memfd on this kernel. */
+	lib_secret = secmem_malloc(LIB_SECRET_LEN);
+	if (!lib_secret || secmem_backend() != SECMEM_BACKEND_UNMAPPED_MEMFD) {
+		tap_diag("secmem_malloc: %s, backend %s", secmem_strerror(secmem_last_error()),
+			 secmem_backend_name(secmem_backend()));
+		return -1;
+	}
+	memset(lib_secret, 0x5a, LIB_SECRET_LEN);
 	/* The control: a plain memfd page, written the same way. */
 	{
 		volatile unsigned char *c = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -298,6 +317,10 @@ static enum tap_result test_wipe(void)
 	int err, i;
 
 	wiped_before = wiped_files();
+	if (secmem_wiped() != 0) {
+		tap_diag("secmem_wiped() is not 0 before the hibernation");
+		return TAP_FAIL;
+	}
 	if (nlt_listen(&events))
 		return TAP_FAIL;
 	if (upool_write_str(KNOB, "wipe")) {
@@ -322,12 +345,12 @@ static enum tap_result test_wipe(void)
 		const struct nlt_msg *m = &events.ev[i];
 
 		nlt_msg_diag("event", m);
-		if (m->val[SECMEM_ATTR_WIPED_FILES] != 2 ||
+		if (m->val[SECMEM_ATTR_WIPED_FILES] != NR_WIPED_FILES ||
 		    m->val[SECMEM_ATTR_WIPED_BYTES] < SECRET_BYTES + PG ||
 		    nlt_has(m, SECMEM_ATTR_NODE)) {
-			tap_diag("SECRETS_WIPED: %llu files, %llu bytes, want 2 files and at least %lu bytes, no node",
+			tap_diag("SECRETS_WIPED: %llu files, %llu bytes, want %d files and at least %lu bytes, no node",
 				 m->val[SECMEM_ATTR_WIPED_FILES], m->val[SECMEM_ATTR_WIPED_BYTES],
-				 SECRET_BYTES + PG);
+				 NR_WIPED_FILES, SECRET_BYTES + PG);
 			ok = false;
 		}
 	}
@@ -347,9 +370,9 @@ static enum tap_result test_wipe(void)
 			 errno ? upool_errname(errno) : "data");
 		ok = false;
 	}
-	if (wiped_files() - wiped_before != 2) {
-		tap_diag("hibernation_wiped_files went from %lld to %lld, want +2", wiped_before,
-			 wiped_files());
+	if (wiped_files() - wiped_before != NR_WIPED_FILES) {
+		tap_diag("hibernation_wiped_files went from %lld to %lld, want +%d", wiped_before,
+			 wiped_files(), NR_WIPED_FILES);
 		ok = false;
 	}
 	if (pread(ctl_fd, &c, 1, 0) != 1) {
@@ -430,11 +453,54 @@ static enum tap_result test_cost(void)
 	tap_diag("the wipe: %lu files, %lu pages (%.0f MiB) in %lld us: %.0f ms per GiB (TCG)",
 		 files, pages, pages * PG / 1048576.0, us,
 		 pages ? us / 1000.0 * (1UL << 30) / (pages * PG) : 0.0);
-	if (files != 2 || pages < NR_PAGES + 1) {
-		tap_diag("want 2 files and at least %lu pages", NR_PAGES + 1);
+	if (files != NR_WIPED_FILES || pages < NR_PAGES + 1) {
+		tap_diag("want %d files and at least %lu pages", NR_WIPED_FILES, NR_PAGES + 1);
 		return TAP_FAIL;
 	}
 	return TAP_PASS;
+}
+
+/* --- 7. libsecmem ------------------------------------------------------------- */
+
+static enum tap_result test_libsecmem(void)
+{
+	bool ok = true;
+	unsigned char *p;
+	int r;
+
+	r = secmem_wiped();
+	if (r != 1) {
+		tap_diag("secmem_wiped() after the wipe: %d, want 1", r);
+		return TAP_FAIL;
+	}
+	errno = 0;
+	if (secmem_realloc(lib_secret, 2 * LIB_SECRET_LEN) || errno != EIO ||
+	    secmem_last_error() != SECMEM_EWIPED) {
+		tap_diag("secmem_realloc() of the wiped allocation: %s, want EIO",
+			 upool_errname(errno));
+		ok = false;
+	}
+	/* Would be SIGBUS, and the end of this program, if it touched it. */
+	secmem_free(lib_secret);
+	lib_secret = NULL;
+	r = secmem_wiped();
+	if (r != 0) {
+		tap_diag("secmem_wiped() once the wiped allocation is freed: %d, want 0", r);
+		ok = false;
+	}
+	p = secmem_malloc(LIB_SECRET_LEN);
+	if (!p) {
+		tap_diag("secmem_malloc() after the wipe: %s",
+			 secmem_strerror(secmem_last_error()));
+		return TAP_FAIL;
+	}
+	memset(p, 0xa5, LIB_SECRET_LEN);
+	if (p[0] != 0xa5 || p[LIB_SECRET_LEN - 1] != 0xa5) {
+		tap_diag("a new allocation does not hold what was written");
+		ok = false;
+	}
+	secmem_free(p);
+	return ok ? TAP_PASS : TAP_FAIL;
 }
 
 /* --- 6. after ----------------------------------------------------------------- */
@@ -492,7 +558,7 @@ int main(void)
 	atexit(restore_knob);
 
 	/* Hibernating needs the scratch disk: make check-guest-hibernate. */
-	tap_plan(swapdev[0] ? 6 : 1);
+	tap_plan(swapdev[0] ? 7 : 1);
 	tap_report(test_knob(), "hibernation knob: [refuse] wipe at boot, garbage EINVAL", NULL);
 	if (!swapdev[0]) {
 		tap_diag("no secmem.swap: only the knob here; the hibernation steps need VM_SWAP");
@@ -507,5 +573,6 @@ int main(void)
 	tap_report(test_image(), "image: no secret on the disk, the control is", NULL);
 	tap_report(test_cost(), "the kernel log gives the wipe's files, pages and time", NULL);
 	tap_report(test_after(), "after: secret files can be created and filled again", NULL);
+	tap_report(test_libsecmem(), "libsecmem: secmem_wiped() tells, and the heap goes on", NULL);
 	return tap_finish();
 }
