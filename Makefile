@@ -205,22 +205,21 @@ check-guest-hibernate: kernel-debug initramfs
 # with kexec -l and runs kexec -e, and the next kernel scans /proc/vmcore
 # or /proc/kcore for the secrets (tests/vm/guest/unmapped_kexec_test.c).
 # Only the second kernel's results are judged (check-log.py --handover).
+# The third run is the negative control: secretmem.kexec_zero=0 turns the
+# zeroing off, and every secret must then be found in /proc/vmcore.
 KEXEC_TAR = $(BUILD)/kexec-image.tar
 KEXEC_HANDOVER = secmem-kexec-handover
+# $(call kexec_run,NAME,APPEND): one run, log and TAP named after NAME.
+kexec_run = VM_TAR=$(KEXEC_TAR) tests/vm/run-vm.sh --kernel $(call bzimage,patched,debug) \
+	--initrd $(BUILD)/initramfs.cpio.gz --mode check \
+	--filter unmapped_kexec_test --handover '$(KEXEC_HANDOVER)' \
+	--append '$(DEBUG_GUEST_APPEND) kunit.enable=0 $(2)' \
+	--log $(BUILD)/logs/check-guest-$(1).log --results $(BUILD)/results/guest-$(1).tap
 check-guest-kexec: kernel-debug initramfs
 	@tar -cf $(KEXEC_TAR) -C $(dir $(call bzimage,patched,debug)) bzImage
-	@VM_TAR=$(KEXEC_TAR) tests/vm/run-vm.sh --kernel $(call bzimage,patched,debug) \
-		--initrd $(BUILD)/initramfs.cpio.gz --mode check \
-		--filter unmapped_kexec_test --handover '$(KEXEC_HANDOVER)' \
-		--append '$(DEBUG_GUEST_APPEND) kunit.enable=0 secmem.kexec=crash crashkernel=384M' \
-		--log $(BUILD)/logs/check-guest-kdump.log \
-		--results $(BUILD)/results/guest-kdump.tap
-	@VM_TAR=$(KEXEC_TAR) tests/vm/run-vm.sh --kernel $(call bzimage,patched,debug) \
-		--initrd $(BUILD)/initramfs.cpio.gz --mode check \
-		--filter unmapped_kexec_test --handover '$(KEXEC_HANDOVER)' \
-		--append '$(DEBUG_GUEST_APPEND) kunit.enable=0 secmem.kexec=kexec' \
-		--log $(BUILD)/logs/check-guest-kexec.log \
-		--results $(BUILD)/results/guest-kexec.tap
+	@$(call kexec_run,kdump,secmem.kexec=crash crashkernel=384M)
+	@$(call kexec_run,kexec,secmem.kexec=kexec)
+	@$(call kexec_run,kdump-nozero,secmem.kexec=crash crashkernel=384M secretmem.kexec_zero=0)
 
 # libsecmem's Check suite on the patched release kernel, where its backend
 # must be the unmapped memfd. The debug kernel's KASAN under TCG makes the

@@ -28,6 +28,11 @@
  *               kernel's pages are free pages of this one) is read whole.
  *  4. control   the control marker is found: the scan is not blind.
  *  5-8. absent  no marker of any secret kind is found.
+ * With secretmem.kexec_zero=0 on the first kernel's command line (the
+ * kernel then leaves the pages alone, for debugging) the second kernel
+ * is told secmem.kexec_expect=found and steps 5-8 turn around: every
+ * secret kind must be found. This is the proof that the scan sees
+ * memory outside the direct map, and that the zeroing is what removes it.
  * Only the second kernel's results are judged (check-log.py --handover);
  * the first kernel's TAP is progress. Without secmem.kexec and
  * secmem.kexec_scan (the main guest boot) the test skips.
@@ -332,7 +337,9 @@ static int arm(const char *how, const char *tar)
 
 	snprintf(extra, sizeof(extra),
 		 "secmem.filter=unmapped_kexec_test secmem.kexec_scan=%s secmem.kexec_seed=%" PRIx64
-		 "%s", crash ? "vmcore" : "kcore", seed, crash ? " maxcpus=1 reset_devices" : "");
+		 "%s%s", crash ? "vmcore" : "kcore", seed, crash ? " maxcpus=1 reset_devices" : "",
+		 cmdline_get("secretmem.kexec_zero", cmd, sizeof(cmd)) && !strcmp(cmd, "0") ?
+			 " secmem.kexec_expect=found" : "");
 	next_cmdline(append, sizeof(append), extra);
 	snprintf(cmd, sizeof(cmd), "kexec %s " WORK "/bzImage --initrd=" WORK "/initrd.cpio --append='%s'",
 		 crash ? "-p" : "-l", append);
@@ -383,7 +390,7 @@ static int scan_file(const char *path, struct kcore_needle *needles, unsigned in
 	return n < 0 ? -1 : 0;
 }
 
-static int scan(const char *where, const char *seed_hex)
+static int scan(const char *where, const char *seed_hex, bool expect_found)
 {
 	struct kcore_needle needles[NR_KINDS];
 	unsigned char (*inv)[MARKER_LEN];
@@ -421,14 +428,18 @@ static int scan(const char *where, const char *seed_hex)
 	}
 	tap_diag("/proc/%s: %" PRIu64 " MiB read", where, bytes >> 20);
 	tap_report(err || !bytes ? TAP_FAIL : TAP_PASS, "read", NULL);
+	if (expect_found)
+		tap_diag("the first kernel did not zero (secretmem.kexec_zero=0): every secret must be found");
 	for (k = 0; k < NR_KINDS; k++) {
-		bool ok = k == KIND_CONTROL ? needles[k].found : !needles[k].found;
+		bool want = k == KIND_CONTROL || expect_found;
+		bool ok = !needles[k].found == !want;
 
 		if (needles[k].found)
 			tap_diag("%s: marker found at 0x%" PRIx64, kind_name[k], needles[k].paddr);
 		else
 			tap_diag("%s: marker not found", kind_name[k]);
-		snprintf(name, sizeof(name), "%s %s", k == KIND_CONTROL ? "control" : "absent",
+		snprintf(name, sizeof(name), "%s %s",
+			 k == KIND_CONTROL ? "control" : want ? "found (not zeroed)" : "absent",
 			 kind_name[k]);
 		tap_report(ok ? TAP_PASS : TAP_FAIL, name, NULL);
 	}
@@ -437,11 +448,13 @@ static int scan(const char *where, const char *seed_hex)
 
 int main(void)
 {
-	char how[32], tar[64], where[32], seed_hex[32];
+	char how[32], tar[64], where[32], seed_hex[32], expect[16];
 
 	if (cmdline_get("secmem.kexec_scan", where, sizeof(where)) &&
 	    cmdline_get("secmem.kexec_seed", seed_hex, sizeof(seed_hex)))
-		return scan(where, seed_hex);
+		return scan(where, seed_hex,
+			    cmdline_get("secmem.kexec_expect", expect, sizeof(expect)) &&
+				    !strcmp(expect, "found"));
 	if (cmdline_get("secmem.kexec", how, sizeof(how)) &&
 	    cmdline_get("secmem.tar", tar, sizeof(tar)))
 		return arm(how, tar);
