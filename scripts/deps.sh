@@ -49,6 +49,13 @@ fi
 
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# kexec-tools asks whether it should handle reboots; unasked, it answers
+# yes, and this machine's reboots would become kexecs. The tests need only
+# the kexec binary: answer no for a first install (an admin's earlier
+# answer stays).
+if [[ " ${missing[*]} " == *" kexec-tools "* ]]; then
+	echo "kexec-tools kexec-tools/load_kexec boolean false" | debconf-set-selections
+fi
 apt_install() {
 	apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
