@@ -61,6 +61,7 @@
 #include <sys/wait.h>
 
 #include "kcore.h"
+#include "procfs.h"
 #include "secmem.h"
 #include "tap.h"
 #include "upool.h"
@@ -386,31 +387,22 @@ static enum tap_result test_wipe(void)
 
 static enum tap_result test_image(void)
 {
-	size_t chunk = 4 << 20, keep = MARKER_LEN - 1, have = 0;
-	uint64_t base = 0, total = 0;
-	unsigned char *buf = malloc(chunk + keep);
 	unsigned int i, found = 0;
+	uint64_t total = 0;
 	bool ok = true;
-	ssize_t n;
-	int fd;
+	int fd, err;
 
 	fd = open(swapdev, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || !buf) {
+	if (fd < 0) {
 		tap_diag("%s: %m", swapdev);
 		return TAP_FAIL;
 	}
-	for (i = 0; i < NR_NEEDLES; i++)
-		needles[i].found = 0;
-	/* Chunks overlap by a marker's length less one, so none is missed. */
-	while ((n = read(fd, buf + have, chunk)) > 0) {
-		kcore_search_mem(buf, have + n, needles, NR_NEEDLES, base);
-		total += n;
-		memmove(buf, buf + have + n - keep, keep);
-		base += have + n - keep;
-		have = keep;
-	}
+	err = kcore_search_fd(fd, needles, NR_NEEDLES, &total);
 	close(fd);
-	free(buf);
+	if (err < 0) {
+		tap_diag("reading %s: %s", swapdev, upool_errname(-err));
+		return TAP_FAIL;
+	}
 	for (i = 0; i < NR_SECRET_NEEDLES; i++) {
 		if (needles[i].found) {
 			if (!found++)
@@ -529,20 +521,6 @@ static enum tap_result test_after(void)
 	return ok ? TAP_PASS : TAP_FAIL;
 }
 
-/* secmem.swap=DEV on the kernel command line, or "". */
-static void cmdline_swap(void)
-{
-	char line[4096], *p;
-	FILE *f = fopen("/proc/cmdline", "re");
-
-	swapdev[0] = 0;
-	if (!f)
-		return;
-	if (fgets(line, sizeof(line), f) && (p = strstr(line, "secmem.swap=")))
-		sscanf(p + strlen("secmem.swap="), "%63s", swapdev);
-	fclose(f);
-}
-
 int main(void)
 {
 	bool held;
@@ -550,7 +528,9 @@ int main(void)
 	upool_init_or_skip(true);
 	if (access(KNOB, F_OK))
 		tap_skip_all("%s: no hibernation policy in this kernel", KNOB);
-	cmdline_swap();
+	/* secmem.swap=DEV on the kernel command line, or "". */
+	if (!procfs_cmdline_get("secmem.swap", swapdev, sizeof(swapdev)))
+		swapdev[0] = 0;
 	inv = calloc(NR_NEEDLES, MARKER_LEN);
 	if (!inv)
 		tap_bail("out of memory");

@@ -60,6 +60,7 @@
 
 #include "hash.h"
 #include "kcore.h"
+#include "procfs.h"
 #include "tap.h"
 #include "upool.h"
 
@@ -73,7 +74,6 @@
 #define WORK			"/tmp/kexec"
 #define FI			"/sys/kernel/debug/fail_function"
 #define HANDOVER		"secmem-kexec-handover"
-#define CHUNK			(1UL << 20)
 
 /* The kinds of memory, each with its own marker. */
 enum kind {
@@ -117,31 +117,6 @@ static void mark_pages(volatile uint64_t *mem, size_t bytes, enum kind k)
 	for (p = 0; p < bytes / PG; p++)
 		for (i = 0; i < MARKER_WORDS; i++)
 			mem[p * (PG / 8) + i] = marker_word(k, i);
-}
-
-/* Value of KEY=... on the kernel command line in @buf, or NULL. */
-static const char *cmdline_get(const char *key, char *buf, size_t len)
-{
-	static char cmdline[4096];
-	size_t klen = strlen(key);
-	char *word, *save;
-	FILE *f;
-
-	f = fopen("/proc/cmdline", "re");
-	if (!f || !fgets(cmdline, sizeof(cmdline), f)) {
-		if (f)
-			fclose(f);
-		return NULL;
-	}
-	fclose(f);
-	for (word = strtok_r(cmdline, " \n", &save); word;
-	     word = strtok_r(NULL, " \n", &save)) {
-		if (!strncmp(word, key, klen) && word[klen] == '=') {
-			snprintf(buf, len, "%s", word + klen + 1);
-			return buf;
-		}
-	}
-	return NULL;
 }
 
 /*
@@ -338,7 +313,7 @@ static int arm(const char *how, const char *tar)
 	snprintf(extra, sizeof(extra),
 		 "secmem.filter=unmapped_kexec_test secmem.kexec_scan=%s secmem.kexec_seed=%" PRIx64
 		 "%s%s", crash ? "vmcore" : "kcore", seed, crash ? " maxcpus=1 reset_devices" : "",
-		 cmdline_get("secretmem.kexec_zero", cmd, sizeof(cmd)) && !strcmp(cmd, "0") ?
+		 procfs_cmdline_get("secretmem.kexec_zero", cmd, sizeof(cmd)) && !strcmp(cmd, "0") ?
 			 " secmem.kexec_expect=found" : "");
 	next_cmdline(append, sizeof(append), extra);
 	snprintf(cmd, sizeof(cmd), "kexec %s " WORK "/bzImage --initrd=" WORK "/initrd.cpio --append='%s'",
@@ -356,38 +331,6 @@ static int arm(const char *how, const char *tar)
 	else
 		run("kexec -e");
 	tap_bail("still running after the handover");
-}
-
-/* Read all of @path; the needles are checked in overlapping chunks. */
-static int scan_file(const char *path, struct kcore_needle *needles, unsigned int nr,
-		     uint64_t *bytes)
-{
-	unsigned char *buf = malloc(CHUNK + MARKER_LEN);
-	size_t keep = 0;
-	ssize_t n;
-	int fd;
-
-	*bytes = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || !buf) {
-		tap_diag("%s: %s", path, strerror(errno));
-		free(buf);
-		return -1;
-	}
-	while ((n = read(fd, buf + keep, CHUNK)) > 0) {
-		size_t have = keep + (size_t)n;
-
-		kcore_search_mem(buf, have, needles, nr, *bytes - keep);
-		*bytes += (uint64_t)n;
-		/* A marker may straddle two reads. */
-		keep = have < MARKER_LEN - 1 ? have : MARKER_LEN - 1;
-		memmove(buf, buf + have - keep, keep);
-	}
-	if (n < 0)
-		tap_diag("read %s at %" PRIu64 ": %s", path, *bytes, strerror(errno));
-	close(fd);
-	free(buf);
-	return n < 0 ? -1 : 0;
 }
 
 static int scan(const char *where, const char *seed_hex, bool expect_found)
@@ -415,7 +358,14 @@ static int scan(const char *where, const char *seed_hex, bool expect_found)
 						    .xor = 0xff };
 	}
 	if (vmcore) {
-		err = scan_file("/proc/vmcore", needles, NR_KINDS, &bytes);
+		int fd = open("/proc/vmcore", O_RDONLY | O_CLOEXEC);
+
+		err = fd < 0 ? -errno : kcore_search_fd(fd, needles, NR_KINDS, &bytes);
+		if (fd >= 0)
+			close(fd);
+		if (err < 0)
+			tap_diag("/proc/vmcore: %s", upool_errname(-err));
+		err = err < 0 ? err : 0;
 	} else {
 		struct kcore kc;
 
@@ -450,13 +400,13 @@ int main(void)
 {
 	char how[32], tar[64], where[32], seed_hex[32], expect[16];
 
-	if (cmdline_get("secmem.kexec_scan", where, sizeof(where)) &&
-	    cmdline_get("secmem.kexec_seed", seed_hex, sizeof(seed_hex)))
+	if (procfs_cmdline_get("secmem.kexec_scan", where, sizeof(where)) &&
+	    procfs_cmdline_get("secmem.kexec_seed", seed_hex, sizeof(seed_hex)))
 		return scan(where, seed_hex,
-			    cmdline_get("secmem.kexec_expect", expect, sizeof(expect)) &&
+			    procfs_cmdline_get("secmem.kexec_expect", expect, sizeof(expect)) &&
 				    !strcmp(expect, "found"));
-	if (cmdline_get("secmem.kexec", how, sizeof(how)) &&
-	    cmdline_get("secmem.tar", tar, sizeof(tar)))
+	if (procfs_cmdline_get("secmem.kexec", how, sizeof(how)) &&
+	    procfs_cmdline_get("secmem.tar", tar, sizeof(tar)))
 		return arm(how, tar);
 	tap_skip_all("needs two kernels: make check-guest-kexec");
 }

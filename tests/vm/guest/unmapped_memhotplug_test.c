@@ -78,6 +78,7 @@
 
 #include "hash.h"
 #include "kcore.h"
+#include "procfs.h"
 #include "tap.h"
 #include "upool.h"
 
@@ -294,16 +295,11 @@ static int cmp_blk(const void *a, const void *b)
 /* secmem.dimm=SIZE from the kernel command line, in bytes; 0 if absent. */
 static uint64_t cmdline_dimm(void)
 {
-	char line[4096], *p;
 	unsigned long long v;
-	char unit = 0;
-	FILE *f = fopen("/proc/cmdline", "re");
+	char val[32], unit = 0;
 
-	if (!f)
-		return 0;
-	p = fgets(line, sizeof(line), f) ? strstr(line, "secmem.dimm=") : NULL;
-	fclose(f);
-	if (!p || sscanf(p + 12, "%llu%c", &v, &unit) < 1)
+	if (!procfs_cmdline_get("secmem.dimm", val, sizeof(val)) ||
+	    sscanf(val, "%llu%c", &v, &unit) < 1)
 		return 0;
 	if (unit == 'G' || unit == 'g')
 		return v << 30;

@@ -212,6 +212,50 @@ int kcore_find_all(const struct kcore *kc, struct kcore_needle *needles,
 	return ret ? ret : (int)(nr - left);
 }
 
+int kcore_search_fd(int fd, struct kcore_needle *needles, unsigned int nr,
+		    uint64_t *scanned)
+{
+	size_t maxlen = 0, keep = 0;
+	int err = 0, found = 0;
+	unsigned char *buf;
+	uint64_t bytes = 0;
+	unsigned int i;
+	ssize_t n;
+
+	if (scanned)
+		*scanned = 0;
+	for (i = 0; i < nr; i++) {
+		if (!needles[i].len || needles[i].len > 4096)
+			return -EINVAL;
+		if (needles[i].len > maxlen)
+			maxlen = needles[i].len;
+		needles[i].found = 0;
+		needles[i].paddr = 0;
+	}
+	buf = malloc(CHUNK + maxlen);
+	if (!buf)
+		return -ENOMEM;
+	while ((n = read(fd, buf + keep, CHUNK)) > 0) {
+		size_t have = keep + (size_t)n;
+
+		kcore_search_mem(buf, have, needles, nr, bytes - keep);
+		bytes += (uint64_t)n;
+		/* A match may straddle two reads. */
+		keep = have < maxlen - 1 ? have : maxlen - 1;
+		memmove(buf, buf + have - keep, keep);
+	}
+	if (n < 0)
+		err = -errno;
+	free(buf);
+	if (scanned)
+		*scanned = bytes;
+	if (err)
+		return err;
+	for (i = 0; i < nr; i++)
+		found += needles[i].found;
+	return found;
+}
+
 int kcore_find(const struct kcore *kc, const volatile unsigned char *needle,
 	       size_t len, uint64_t *paddr)
 {

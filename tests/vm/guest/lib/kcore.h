@@ -88,6 +88,18 @@ unsigned int kcore_search_mem(const void *buf, size_t n,
 			      uint64_t base);
 
 /*
+ * Read @fd from where it is to its end (a disk, /proc/vmcore) and look for
+ * all @nr needles, clearing their results first; a match's @paddr is its
+ * offset from where the read began. Chunks overlap by the longest needle
+ * less one byte, so no match across a chunk boundary is missed. Returns
+ * how many needles were found, or a negative errno (a read error, or
+ * -EINVAL for a needle of 0 or more than 4096 bytes); @scanned (if not
+ * NULL) gets the number of bytes read, also on a read error.
+ */
+int kcore_search_fd(int fd, struct kcore_needle *needles, unsigned int nr,
+		    uint64_t *scanned);
+
+/*
  * Read @len bytes of RAM at physical address @paddr through /proc/kcore.
  * Returns 0, -ERANGE if no RAM segment holds the whole range, or a
  * negative errno.

@@ -24,3 +24,25 @@ long long procfs_read_key(const char *path, const char *key)
 	fclose(f);
 	return val;
 }
+
+const char *procfs_cmdline_get(const char *key, char *buf, size_t len)
+{
+	size_t klen = strlen(key);
+	char line[4096], *word, *save;
+	const char *val = NULL;
+	FILE *f = fopen("/proc/cmdline", "re");
+
+	if (!f)
+		return NULL;
+	if (fgets(line, sizeof(line), f)) {
+		for (word = strtok_r(line, " \n", &save); word && !val;
+		     word = strtok_r(NULL, " \n", &save)) {
+			if (!strncmp(word, key, klen) && word[klen] == '=') {
+				snprintf(buf, len, "%s", word + klen + 1);
+				val = buf;
+			}
+		}
+	}
+	fclose(f);
+	return val;
+}
