@@ -61,6 +61,14 @@ KERNEL_EXTRA = ("call_ipis_per_mib", "ipi_bound_flushes_per_mib", "nr_tlb_remote
                 "unmapped_block_unmap", "unmapped_alloc_pool", "unmapped_alloc_convert",
                 "unmapped_alloc_fail", "unmapped_tlb_flush", "unmapped_mermap_flush",
                 "unmapped_alloc_prezeroed", "direct_map_2m_splits", "direct_map_1g_splits")
+# KVM guest_memfd population (fault_bench fault guest_memfd[_nodm]): a
+# software-protected VM's private memory, populated a page at a time with
+# KVM_PRE_FAULT_MEMORY, mapped (stock and patched) and outside the direct
+# map (GUEST_MEMFD_FLAG_NO_DIRECT_MAP, patched) with a filled and an empty pool.
+GMEM_CASES = ("stock.guest_memfd", "patched.guest_memfd",
+              "patched.guest_memfd_nodm_warm", "patched.guest_memfd_nodm_cold")
+GMEM_FIGURES = ("fault_mib_s", "tlb_flushes_per_mib", "directmap4k_kib_per_gib",
+                "alloc_p99_us")
 READ_CASES = ("patched.memfd", "patched.memfd_unmapped")
 READ_FIGURES = ("read_mib_s",)
 # Names in results.json <- fields of the "mermap_cost:" line.
@@ -136,7 +144,8 @@ class Boot:
     def command(self, args):
         # nohz=off: no nohz idle-balance kicks (function-call IPIs) to
         # blur the shootdown count; the same for both kernels.
-        append = ["nohz=off", f"secmem.bench={self.what}", f"secmem.bench_mib={args.mib}"]
+        append = ["nohz=off", f"secmem.bench={self.what}", f"secmem.bench_mib={args.mib}",
+                  f"secmem.bench_gmem_mib={args.gmem_mib}"]
         if self.what == "kernel" and self.flavor == "patched":
             append.append(KUNIT_APPEND)
         if self.what == "userspace":
@@ -229,7 +238,8 @@ def parse_boot(boot, samples):
                 if msg not in samples.problems:
                     samples.problems.append(msg)
                 continue
-            section = "read" if figure.startswith("read_") else "kernel"
+            section = "read" if figure.startswith("read_") else \
+                "gmem" if ".guest_memfd" in case else "kernel"
             samples.add(section, boot.vcpus, case, figure, v)
             continue
         m = NOTE_RE.search(text)
@@ -298,8 +308,8 @@ def md_table(header, rows):
 
 
 def build_results(args, samples, boots, host_json, started):
-    res = {"kernel": {}, "read": {}, "mermap": {}, "userspace": {}, "meta": {}}
-    spread = {"kernel": {}, "read": {}, "mermap": {}}
+    res = {"kernel": {}, "gmem": {}, "read": {}, "mermap": {}, "userspace": {}, "meta": {}}
+    spread = {"kernel": {}, "gmem": {}, "read": {}, "mermap": {}}
     extra = {}
     supplement = {}
     missing = []
@@ -327,6 +337,18 @@ def build_results(args, samples, boots, host_json, started):
                     supplement[vk][case] = figs
                 else:
                     missing.append(f"kernel {vk} {case} (supplementary)")
+            res["gmem"][vk], spread["gmem"][vk] = {}, {}
+            for case in GMEM_CASES:
+                res["gmem"][vk][case], spread["gmem"][vk][case] = {}, {}
+                for fig in GMEM_FIGURES:
+                    s = summary(samples.get("gmem", vcpus, case, fig))
+                    if s is None:
+                        missing.append(f"gmem {vk} {case} {fig}")
+                    res["gmem"][vk][case][fig] = s["median"] if s else None
+                    spread["gmem"][vk][case][fig] = s
+                extra[vk][case] = {fig: summary(samples.get("gmem", vcpus, case, fig))
+                                   for fig in KERNEL_EXTRA
+                                   if samples.get("gmem", vcpus, case, fig)}
             res["read"][vk], spread["read"][vk] = {}, {}
             for case in READ_CASES:
                 res["read"][vk][case], spread["read"][vk][case] = {}, {}
@@ -375,6 +397,7 @@ def build_results(args, samples, boots, host_json, started):
                                   + KUNIT_APPEND + ")"},
         "runs": args.runs,
         "file_mib": args.mib,
+        "guest_memfd_mib": args.gmem_mib,
         "layout": ("kernel, read and mermap are keyed by 'vcpus_N' first, then case and "
                    "figure; userspace by 'host' or 'guest_vcpus_N', then allocator and "
                    "figure; every value is the median of meta.runs runs (one per fresh "
@@ -442,6 +465,28 @@ def targets(res, args):
             add("patched.memfd_secret.fault_mib_s within 10% of patched.memfd_unmapped_warm",
                 vk, abs(psec - warm) <= 0.1 * warm,
                 f"{fmt(psec)} vs {fmt(warm)} ({(psec - warm) / warm * 100:+.1f}%)")
+        gm = res["gmem"].get(vk) or {}
+
+        def gg(case, fig):
+            return gm.get(case, {}).get(fig)
+
+        gwarm = gg("patched.guest_memfd_nodm_warm", "fault_mib_s")
+        gstock = gg("stock.guest_memfd", "fault_mib_s")
+        if None not in (gwarm, gstock):
+            add("patched.guest_memfd_nodm_warm.fault_mib_s >= 0.9 x stock.guest_memfd.fault_mib_s",
+                vk, gwarm >= 0.9 * gstock,
+                f"{fmt(gwarm)} vs 0.9 x {fmt(gstock)} = {fmt(0.9 * gstock)}")
+        gf = gg("patched.guest_memfd_nodm_warm", "tlb_flushes_per_mib")
+        if gf is not None:
+            add("patched.guest_memfd_nodm_warm.tlb_flushes_per_mib = 0", vk, gf == 0, fmt(gf))
+        gf = gg("patched.guest_memfd_nodm_cold", "tlb_flushes_per_mib")
+        if gf is not None:
+            add("patched.guest_memfd_nodm_cold.tlb_flushes_per_mib <= 0.5", vk, gf <= 0.5,
+                fmt(gf))
+        for case in ("patched.guest_memfd_nodm_cold", "patched.guest_memfd_nodm_warm"):
+            d = gg(case, "directmap4k_kib_per_gib")
+            if d is not None:
+                add(f"{case}.directmap4k_kib_per_gib = 0", vk, d == 0, fmt(d))
         if r:
             ru = r.get("patched.memfd_unmapped", {}).get("read_mib_s")
             rp = r.get("patched.memfd", {}).get("read_mib_s")
@@ -545,6 +590,27 @@ def markdown(res):
             lines += md_table(["case", "`fault_mib_s`", "`tlb_flushes_per_mib`",
                                "`directmap4k_kib_per_gib`", "p50 µs", "`alloc_p99_us`"], rows)
             lines.append("")
+    for vk in res["gmem"]:
+        lines.append(f"## KVM guest_memfd: population of {meta['guest_memfd_mib']} MiB of a "
+                     f"VM's private memory, {vk.split('_')[1]} vCPUs")
+        lines.append("")
+        lines.append("A software-protected VM, one vCPU, `KVM_PRE_FAULT_MEMORY` a page at a "
+                     "time (allocate, zero, map into the nested page tables). `stock` and "
+                     "`patched.guest_memfd`: the pages stay in the direct map; `_nodm`: "
+                     "`GUEST_MEMFD_FLAG_NO_DIRECT_MAP`, with a filled (`warm`) or an empty "
+                     "(`cold`) pool. `directmap4k_kib_per_gib` is per GiB populated.")
+        lines.append("")
+        ex = meta["kernel_extra"].get(vk, {})
+        rows = []
+        for case in res["gmem"][vk]:
+            e = ex.get(case, {})
+            pb = fmt(e["unmapped_block_unmap"]["median"]) if e.get("unmapped_block_unmap") \
+                else "-"
+            rows.append([f"`{case}`"] + [fmt_spread(spread["gmem"][vk][case][f])
+                                         for f in GMEM_FIGURES] + [pb])
+        lines += md_table(["case"] + [f"`{f}`" for f in GMEM_FIGURES]
+                          + ["pageblocks unmapped"], rows)
+        lines.append("")
     for vk in res["read"]:
         lines.append(f"## read() of 1 MiB chunks, patched kernel, {vk.split('_')[1]} vCPUs")
         lines.append("")
@@ -714,6 +780,8 @@ def parse_args():
     ap.add_argument("--mem", default=os.environ.get("BENCH_MEM", "2G"),
                     help="guest memory (default 2G)")
     ap.add_argument("--mib", type=int, default=256, help="file size in MiB (default 256)")
+    ap.add_argument("--gmem-mib", type=int, default=64,
+                    help="guest_memfd size in MiB for the KVM cases (default 64)")
     ap.add_argument("--alloc-runs", type=int, default=int(os.environ.get("BENCH_ALLOC_RUNS", "5")),
                     help="alloc_bench --runs, host and guest (default 5)")
     ap.add_argument("--alloc-quick", action="store_true",
@@ -727,8 +795,9 @@ def parse_args():
         args.vcpus = [int(v) for v in args.vcpus.split(",") if v]
     except ValueError:
         ap.error(f"--vcpus {args.vcpus}: not a list of numbers")
-    if not args.vcpus or min(args.vcpus) < 1 or args.runs < 1 or args.mib < 1:
-        ap.error("--vcpus, --runs and --mib must be positive")
+    if not args.vcpus or min(args.vcpus) < 1 or args.runs < 1 or args.mib < 1 \
+            or args.gmem_mib < 1:
+        ap.error("--vcpus, --runs, --mib and --gmem-mib must be positive")
     return args
 
 

@@ -3,6 +3,7 @@
  * fault_bench: the kernel side of `make bench`, run inside the guest.
  *
  *   fault_bench [options] fault memfd|memfd_secret|memfd_unmapped
+ *   fault_bench [options] fault guest_memfd|guest_memfd_nodm
  *   fault_bench [options] read  memfd|memfd_unmapped
  *
  * fault: create a file of --size MiB (256), map it MAP_SHARED and write one
@@ -26,6 +27,14 @@
  * (nr_tlb_remote_flush from /proc/vmstat, CAL IPIs), the 50th/99.9th
  * percentile and maximum of a touch, the cost of one clock_gettime(), and
  * on the patched kernel the unmapped allocator's events.
+ *
+ * fault guest_memfd, guest_memfd_nodm: the population of a KVM guest's
+ * private memory instead. A software-protected VM gets a guest_memfd of
+ * --size MiB (guest_memfd_nodm: with GUEST_MEMFD_FLAG_NO_DIRECT_MAP) as a
+ * private memslot, and one vCPU populates it a 4 KiB page at a time with
+ * KVM_PRE_FAULT_MEMORY, which takes the path of a guest's first access:
+ * the page is allocated, zeroed and mapped into the nested page tables.
+ * Each such call is one "first touch" of the figures above.
  *
  * read: fill a file of --size MiB by write(), then time read() of it in
  * --chunk KiB (1024) chunks into a buffer that is already faulted in:
@@ -65,7 +74,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/kvm.h>
+#include <sys/ioctl.h>
+
 #include "procfs.h"
+
+/* The patched kernel's uapi has these; the stock kernel's does not. */
+#ifndef GUEST_MEMFD_FLAG_NO_DIRECT_MAP
+#define GUEST_MEMFD_FLAG_NO_DIRECT_MAP	(1ULL << 2)
+#endif
+#ifndef KVM_CAP_GUEST_MEMFD_FLAGS
+#define KVM_CAP_GUEST_MEMFD_FLAGS	244
+#endif
 
 /* glibc's <sys/mman.h> has memfd_create(); the flag is newer than it. */
 #ifndef MFD_UNMAPPED
@@ -349,7 +369,7 @@ static void pool_prepare(void)
 
 /* --- files ---------------------------------------------------------------- */
 
-enum kind { K_MEMFD, K_SECRET, K_UNMAPPED };
+enum kind { K_MEMFD, K_SECRET, K_UNMAPPED, K_GMEM, K_GMEM_NODM };
 
 static int open_file(enum kind k, size_t size, bool truncate)
 {
@@ -439,6 +459,95 @@ static double shootdowns(const long long *before, const long long *after, long c
 	return best < 0 ? 0 : (double)best;
 }
 
+/* --- guest_memfd ---------------------------------------------------------- */
+
+/* Guest physical address of the private memslot: above 4 GiB, clear of any hole. */
+#define GMEM_GPA	(1ULL << 32)
+
+struct gmem_vm {
+	int kvm, vm, vcpu, gmem;
+	void *shared;		/* the memslot's shared half, never touched */
+	size_t size;
+};
+
+static void gmem_setup(struct gmem_vm *g, size_t size, bool nodm)
+{
+	struct kvm_create_guest_memfd create = { .size = size };
+	struct kvm_userspace_memory_region2 region = {
+		.slot = 0,
+		.flags = KVM_MEM_GUEST_MEMFD,
+		.guest_phys_addr = GMEM_GPA,
+		.memory_size = size,
+		.guest_memfd_offset = 0,
+	};
+	struct kvm_memory_attributes attr = {
+		.address = GMEM_GPA,
+		.size = size,
+		.attributes = KVM_MEMORY_ATTRIBUTE_PRIVATE,
+	};
+	int r;
+
+	g->size = size;
+	g->kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (g->kvm < 0)
+		skip("/dev/kvm: %s", strerror(errno));
+	r = ioctl(g->kvm, KVM_CHECK_EXTENSION, KVM_CAP_VM_TYPES);
+	if (r < 0 || !(r & (1 << KVM_X86_SW_PROTECTED_VM)))
+		skip("KVM has no software-protected VM type (KVM_SW_PROTECTED_VM)");
+	if (ioctl(g->kvm, KVM_CHECK_EXTENSION, KVM_CAP_PRE_FAULT_MEMORY) <= 0)
+		skip("KVM has no KVM_PRE_FAULT_MEMORY");
+	if (nodm) {
+		r = ioctl(g->kvm, KVM_CHECK_EXTENSION, KVM_CAP_GUEST_MEMFD_FLAGS);
+		if (r <= 0 || !(r & GUEST_MEMFD_FLAG_NO_DIRECT_MAP))
+			skip("guest_memfd has no NO_DIRECT_MAP flag on this kernel");
+		create.flags = GUEST_MEMFD_FLAG_NO_DIRECT_MAP;
+	}
+	g->vm = ioctl(g->kvm, KVM_CREATE_VM, KVM_X86_SW_PROTECTED_VM);
+	if (g->vm < 0)
+		die("KVM_CREATE_VM: %s", strerror(errno));
+	g->gmem = ioctl(g->vm, KVM_CREATE_GUEST_MEMFD, &create);
+	if (g->gmem < 0)
+		die("KVM_CREATE_GUEST_MEMFD of %zu bytes, flags 0x%llx: %s", size,
+		    (unsigned long long)create.flags, strerror(errno));
+	g->shared = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (g->shared == MAP_FAILED)
+		die("mmap of the shared half: %s", strerror(errno));
+	region.userspace_addr = (uintptr_t)g->shared;
+	region.guest_memfd = (uint32_t)g->gmem;
+	if (ioctl(g->vm, KVM_SET_USER_MEMORY_REGION2, &region))
+		die("KVM_SET_USER_MEMORY_REGION2: %s", strerror(errno));
+	if (ioctl(g->vm, KVM_SET_MEMORY_ATTRIBUTES, &attr))
+		die("KVM_SET_MEMORY_ATTRIBUTES(PRIVATE): %s", strerror(errno));
+	g->vcpu = ioctl(g->vm, KVM_CREATE_VCPU, 0);
+	if (g->vcpu < 0)
+		die("KVM_CREATE_VCPU: %s", strerror(errno));
+}
+
+/* The guest's first access to private page @i, as KVM serves it. */
+static void gmem_touch(struct gmem_vm *g, size_t i)
+{
+	struct kvm_pre_fault_memory range = {
+		.gpa = GMEM_GPA + i * PAGE,
+		.size = PAGE,
+	};
+
+	while (ioctl(g->vcpu, KVM_PRE_FAULT_MEMORY, &range)) {
+		if (errno != EINTR && errno != EAGAIN)
+			die("KVM_PRE_FAULT_MEMORY at 0x%llx: %s",
+			    (unsigned long long)range.gpa, strerror(errno));
+	}
+}
+
+static void gmem_teardown(struct gmem_vm *g)
+{
+	close(g->vcpu);
+	close(g->gmem);
+	close(g->vm);
+	close(g->kvm);
+	munmap(g->shared, g->size);
+}
+
 static void run_fault(enum kind k)
 {
 	size_t size = opt.size_mib << 20, pages = size / PAGE;
@@ -447,18 +556,24 @@ static void run_fault(enum kind k)
 	long long cal0[MAX_CPUS] = { 0 }, cal1[MAX_CPUS] = { 0 };
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	cpu_set_t set;
+	bool gmem = k == K_GMEM || k == K_GMEM_NODM;
+	struct gmem_vm g = { 0 };
 	uint32_t *lat;
-	char *p;
-	int fd;
+	char *p = NULL;
+	int fd = -1;
 
 	lat = malloc(pages * sizeof(*lat));
 	if (!lat)
 		die("out of memory");
 	memset(lat, 0, pages * sizeof(*lat));	/* faulted in, outside the loop */
-	fd = open_file(k, size, true);
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
-		die("mmap of %zu bytes: %s", size, strerror(errno));
+	if (gmem) {
+		gmem_setup(&g, size, k == K_GMEM_NODM);
+	} else {
+		fd = open_file(k, size, true);
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			die("mmap of %zu bytes: %s", size, strerror(errno));
+	}
 	if (opt.pool)
 		pool_prepare();
 	CPU_ZERO(&set);
@@ -473,7 +588,10 @@ static void run_fault(enum kind k)
 	for (size_t i = 0; i < pages; i++) {
 		uint64_t a = ns();
 
-		p[i * PAGE] = 1;
+		if (gmem)
+			gmem_touch(&g, i);
+		else
+			p[i * PAGE] = 1;
 		lat[i] = (uint32_t)(ns() - a);
 	}
 	t1 = now();
@@ -529,8 +647,12 @@ static void run_fault(enum kind k)
 			figure("unmapped_alloc_prezeroed", D(C_PREZEROED));
 	}
 #undef D
-	munmap(p, size);
-	close(fd);
+	if (gmem) {
+		gmem_teardown(&g);
+	} else {
+		munmap(p, size);
+		close(fd);
+	}
 	free(lat);
 }
 
@@ -543,8 +665,8 @@ static void run_read(enum kind k)
 	char *buf;
 	int fd;
 
-	if (k == K_SECRET)
-		die("read: memfd_secret files cannot be read(); use memfd or memfd_unmapped");
+	if (k != K_MEMFD && k != K_UNMAPPED)
+		die("read: only memfd and memfd_unmapped files can be read()");
 	if (!chunk || size % chunk)
 		die("--chunk must divide --size");
 	buf = malloc(chunk);
@@ -583,6 +705,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: %s [options] fault memfd|memfd_secret|memfd_unmapped\n"
+"       %s [options] fault guest_memfd|guest_memfd_nodm\n"
 "       %s [options] read memfd|memfd_unmapped\n"
 "  --size MIB        file size (default 256)\n"
 "  --chunk KIB       read: size of one read() (default 1024)\n"
@@ -593,7 +716,7 @@ static void usage(FILE *f)
 "                    kernel) or nr_tlb_remote_flush (exact, patched kernel)\n"
 "  --case NAME       case name in the output (default <flavor>.<kind>[_<pool>])\n"
 "Prints 'secmem-bench: case=NAME figure=NAME value=N' lines; exit 4: skipped.\n",
-		prog, prog);
+		prog, prog, prog);
 }
 
 static unsigned long parse_ulong(const char *s, const char *what)
@@ -679,6 +802,10 @@ int main(int argc, char **argv)
 		k = K_SECRET;
 	else if (!strcmp(kind_name, "memfd_unmapped"))
 		k = K_UNMAPPED;
+	else if (!strcmp(kind_name, "guest_memfd"))
+		k = K_GMEM;
+	else if (!strcmp(kind_name, "guest_memfd_nodm"))
+		k = K_GMEM_NODM;
 	else
 		die("unknown kind '%s'", kind_name);
 	if (!opt.case_name) {
