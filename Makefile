@@ -179,8 +179,11 @@ DEBUG_GUEST_APPEND := no5lvl
 # and events for real (the main guest run has one node).
 # The tests of per-node behaviour. The reliability cases that fill all of
 # memory (unmapped_frag*), inject faults or need the DIMM run in check-guest.
+# The KVM guest test fills every node's pool, so that a vCPU's faults find
+# a warm pool whichever node they come from.
 NUMA_GUEST_TESTS = unmapped_pool_test,unmapped_events_test,unmapped_pressure_test,$\
-	unmapped_hotplug_test,unmapped_boundary_test,secmemd_test,unmapped_meminfo_test
+	unmapped_hotplug_test,unmapped_boundary_test,secmemd_test,unmapped_meminfo_test,$\
+	kvm_gmem_no_direct_map_test
 check-guest-numa: kernel-debug initramfs
 	@VM_NUMA=2 tests/vm/run-vm.sh --kernel $(call bzimage,patched,debug) \
 		--initrd $(BUILD)/initramfs.cpio.gz --mode check \

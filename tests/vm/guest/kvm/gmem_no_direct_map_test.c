@@ -313,18 +313,41 @@ static void test_cold(const unsigned char *inv)
 }
 
 /*
- * Fill the pool with twice what the guest needs, then keep it: target 0
- * (no refill), watermark_high above it (no release).
+ * Fill every node's pool with twice what the guest needs (whichever node
+ * the vCPU's faults come from), then keep it: target 0 (no refill),
+ * watermark_high above it (no release).
  */
 static void fill_pool(void)
 {
-	u64_t got;
+	u64_t got = 0;
+	int i, id;
 
-	if (upool_set(0, 2 * GMEM_BYTES, 0, 4 * GMEM_BYTES) ||
-	    upool_wait_free(0, 2 * GMEM_BYTES, UINT64_MAX, 120, &got))
-		tap_bail("cannot fill the unmapped pool (free %llu)", got);
-	if (upool_knob_set(0, UPOOL_TARGET, 0) || upool_settle(300, 30))
-		tap_bail("cannot hold the unmapped pool");
+	for (i = 0; i < upool.nr_nodes; i++) {
+		id = upool.node[i].id;
+		if (upool_set(id, 2 * GMEM_BYTES, 0, 4 * GMEM_BYTES) ||
+		    upool_wait_free(id, 2 * GMEM_BYTES, UINT64_MAX, 120, &got))
+			tap_bail("cannot fill node%d's unmapped pool (free %llu)",
+				 id, got);
+	}
+	for (i = 0; i < upool.nr_nodes; i++)
+		if (upool_knob_set(upool.node[i].id, UPOOL_TARGET, 0))
+			tap_bail("cannot hold the unmapped pool");
+	if (upool_settle(300, 30))
+		tap_bail("the unmapped pool does not settle");
+}
+
+/* Free bytes in the pools of all nodes. */
+static u64_t pool_free_bytes(void)
+{
+	u64_t sum = 0, v;
+	int i;
+
+	for (i = 0; i < upool.nr_nodes; i++) {
+		if (upool_stat(upool.node[i].id, UPOOL_FREE_BYTES, &v))
+			tap_bail("cannot read node%d's free bytes", upool.node[i].id);
+		sum += v;
+	}
+	return sum;
 }
 
 static void test_warm(const unsigned char *inv)
@@ -366,8 +389,7 @@ static void test_secret(const unsigned char *inv)
 
 	fill_pool();
 	offered_before = hibernation_offered();
-	if (upool_stat(0, UPOOL_FREE_BYTES, &free_before))
-		tap_bail("cannot read the pool's free bytes");
+	free_before = pool_free_bytes();
 
 	vm_ctx_create(&c, inv);
 	offered_during = hibernation_offered();
@@ -434,8 +456,9 @@ static void test_secret(const unsigned char *inv)
 	vm_ctx_destroy(&c);
 	kcore_close(&kc);
 
-	if (upool_settle(300, 30) || upool_stat(0, UPOOL_FREE_BYTES, &free_after))
-		tap_bail("cannot read the pool's free bytes");
+	if (upool_settle(300, 30))
+		tap_bail("the unmapped pool does not settle");
+	free_after = pool_free_bytes();
 	tap_diag("pool free bytes: %llu before the VM, %llu after its teardown",
 		 free_before, free_after);
 	tap_report(free_after == free_before ? TAP_PASS : TAP_FAIL,
