@@ -58,6 +58,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "failfn.h"
 #include "hash.h"
 #include "kcore.h"
 #include "procfs.h"
@@ -72,7 +73,6 @@
 #define MARKER_LEN		64
 #define MARKER_WORDS		(MARKER_LEN / 8)
 #define WORK			"/tmp/kexec"
-#define FI			"/sys/kernel/debug/fail_function"
 #define HANDOVER		"secmem-kexec-handover"
 
 /* The kinds of memory, each with its own marker. */
@@ -184,25 +184,6 @@ static void *secret_map(size_t bytes, bool mfd)
 	return p;
 }
 
-/* Fail every pageblock conversion, or stop failing them. */
-static int inject_convert_failure(bool on)
-{
-	if (!on) {
-		upool_write_str(FI "/probability", "0");
-		upool_write_str(FI "/inject", "\n");
-		return 0;
-	}
-	if (upool_write_str(FI "/inject", "unmapped_convert_block") ||
-	    upool_write_str(FI "/unmapped_convert_block/retval", "0xfffffffffffffff4") ||
-	    upool_write_str(FI "/times", "-1") ||
-	    upool_write_str(FI "/interval", "1") ||
-	    upool_write_str(FI "/verbose", "0") ||
-	    upool_write_str(FI "/task-filter", "N") ||
-	    upool_write_str(FI "/probability", "100"))
-		return -1;
-	return 0;
-}
-
 /* A child that fills @bytes of MFD_UNMAPPED memory and exits with it. */
 static int freed_at_exit(size_t bytes)
 {
@@ -272,12 +253,12 @@ static int arm(const char *how, const char *tar)
 	upool_stat_refresh();
 	secret_b = upool_meminfo("SecretMem");
 	unmapped_b = upool_meminfo("Unmapped");
-	if (inject_convert_failure(true))
+	if (failfn_inject("unmapped_convert_block", "0xfffffffffffffff4"))
 		tap_bail("cannot inject failures into unmapped_convert_block");
 	mem[KIND_FALLBACK] = secret_map(kind_bytes[KIND_FALLBACK], false);
 	if (mem[KIND_FALLBACK])
 		mark_pages(mem[KIND_FALLBACK], kind_bytes[KIND_FALLBACK], KIND_FALLBACK);
-	inject_convert_failure(false);
+	failfn_stop();
 	if (!mem[KIND_FALLBACK])
 		tap_bail("memfd_secret failed");
 	/* Fold the per-CPU counter deltas in: exact figures. */

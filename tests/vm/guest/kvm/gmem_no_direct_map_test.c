@@ -57,6 +57,7 @@
 #include "test_util.h"
 #include "ucall_common.h"
 
+#include "failfn.h"
 #include "kcore.h"
 #include "procfs.h"
 #include "tap.h"
@@ -83,7 +84,6 @@
 /* Where each page's own word goes, clear of the secret at offset 0. */
 #define TOUCH_WORD	8
 
-#define FI		"/sys/kernel/debug/fail_function"
 #define TRIES		3
 
 static void guest_code(void)
@@ -229,30 +229,6 @@ static bool hibernation_offered(void)
 		return false;
 	buf[n] = '\0';
 	return strstr(buf, "disk");
-}
-
-/*
- * Fail every secretmem_alloc_folio(), or stop failing them. Not for this
- * task only: the kprobe that fail_function uses is hit in int3's NMI-like
- * context on x86, where the task filter never matches. Nothing else in
- * the guest allocates such pages meanwhile.
- */
-static int inject_alloc_failure(bool on)
-{
-	if (!on) {
-		upool_write_str(FI "/probability", "0");
-		upool_write_str(FI "/inject", "\n");
-		return 0;
-	}
-	if (upool_write_str(FI "/inject", "secretmem_alloc_folio") ||
-	    upool_write_str(FI "/secretmem_alloc_folio/retval", "0") ||
-	    upool_write_str(FI "/times", "-1") ||
-	    upool_write_str(FI "/interval", "1") ||
-	    upool_write_str(FI "/verbose", "0") ||
-	    upool_write_str(FI "/task-filter", "N") ||
-	    upool_write_str(FI "/probability", "100"))
-		return -1;
-	return 0;
 }
 
 /* The physical address behind @hva, from /proc/self/pagemap. */
@@ -421,11 +397,11 @@ static void test_secret(const unsigned char *inv)
 	r = fallocate(c.gmem_fd, FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE, 0,
 		      PAGE_SIZE);
 	TEST_ASSERT(!r, "punch hole: %s", strerror(errno));
-	if (inject_alloc_failure(true))
+	if (failfn_inject("secretmem_alloc_folio", "0"))
 		tap_bail("cannot inject failures into secretmem_alloc_folio");
 	r = __vcpu_run(c.vcpu);
 	err = errno;
-	inject_alloc_failure(false);
+	failfn_stop();
 	run = c.vcpu->run;
 	memfault = r == -1 && err == ENOMEM &&
 		   run->exit_reason == KVM_EXIT_MEMORY_FAULT &&
