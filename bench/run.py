@@ -494,7 +494,8 @@ def targets(res, args):
                 add("read_mib_s patched.memfd_unmapped >= 0.5 x patched.memfd", vk,
                     ru >= 0.5 * rp, f"{fmt(ru)} vs 0.5 x {fmt(rp)} = {fmt(0.5 * rp)}")
     for where, allocs in res["userspace"].items():
-        lib = (allocs or {}).get("libsecmem") or {}
+        allocs = allocs or {}
+        lib = allocs.get("libsecmem") or {}
         sod = allocs.get("sodium_malloc") or {}
         ossl = allocs.get("openssl_secure") or {}
         a64, s64, o64 = (lib.get("alloc_free_ns_64"), sod.get("alloc_free_ns_64"),
