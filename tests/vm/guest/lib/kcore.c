@@ -152,6 +152,27 @@ unsigned int kcore_search_mem(const void *buf, size_t n,
 	return hits;
 }
 
+
+/*
+ * Clear the results of @nr needles. Returns the longest needle, or 0 when
+ * one is empty or longer than 4096 bytes.
+ */
+static size_t needles_reset(struct kcore_needle *needles, unsigned int nr)
+{
+	size_t maxlen = 0;
+	unsigned int i;
+
+	for (i = 0; i < nr; i++) {
+		if (!needles[i].len || needles[i].len > 4096)
+			return 0;
+		if (needles[i].len > maxlen)
+			maxlen = needles[i].len;
+		needles[i].found = 0;
+		needles[i].paddr = 0;
+	}
+	return maxlen;
+}
+
 int kcore_find_all(const struct kcore *kc, struct kcore_needle *needles,
 		   unsigned int nr, uint64_t *scanned)
 {
@@ -161,14 +182,9 @@ int kcore_find_all(const struct kcore *kc, struct kcore_needle *needles,
 	unsigned char *buf;
 	int ret = 0;
 
-	for (i = 0; i < nr; i++) {
-		if (!needles[i].len || needles[i].len > 4096)
-			return -EINVAL;
-		if (needles[i].len > maxlen)
-			maxlen = needles[i].len;
-		needles[i].found = 0;
-		needles[i].paddr = 0;
-	}
+	maxlen = needles_reset(needles, nr);
+	if (nr && !maxlen)
+		return -EINVAL;
 	if (scanned)
 		*scanned = 0;
 	if (!nr)
@@ -224,14 +240,9 @@ int kcore_search_fd(int fd, struct kcore_needle *needles, unsigned int nr,
 
 	if (scanned)
 		*scanned = 0;
-	for (i = 0; i < nr; i++) {
-		if (!needles[i].len || needles[i].len > 4096)
-			return -EINVAL;
-		if (needles[i].len > maxlen)
-			maxlen = needles[i].len;
-		needles[i].found = 0;
-		needles[i].paddr = 0;
-	}
+	maxlen = needles_reset(needles, nr);
+	if (nr && !maxlen)
+		return -EINVAL;
 	buf = malloc(CHUNK + maxlen);
 	if (!buf)
 		return -ENOMEM;
