@@ -4,7 +4,9 @@
  *
  *   fault_bench [options] fault memfd|memfd_secret|memfd_unmapped
  *   fault_bench [options] fault guest_memfd|guest_memfd_nodm
+ *   fault_bench [options] fault anon|anon_thp
  *   fault_bench [options] read  memfd|memfd_unmapped
+ *   fault_bench [options] forkexit anon
  *
  * fault: create a file of --size MiB (256), map it MAP_SHARED and write one
  * byte to each 4 KiB page in order, pinned to CPU --cpu (0), timing each
@@ -25,8 +27,12 @@
  *
  * and, as extra figures, the raw counters the first two are made of
  * (nr_tlb_remote_flush from /proc/vmstat, CAL IPIs), the 50th/99.9th
- * percentile and maximum of a touch, the cost of one clock_gettime(), and
- * on the patched kernel the unmapped allocator's events.
+ * percentile and maximum of a touch, the cost of one clock_gettime(), what
+ * costs time but no instructions (local TLB flushes per fault from
+ * nr_tlb_local_flush_all/_one, timer interrupts per second, rescheduling
+ * IPIs, this process's context switches and the system's per second), page
+ * faults per page, and on the patched kernel the unmapped allocator's
+ * events.
  *
  * fault guest_memfd, guest_memfd_nodm: the population of a KVM guest's
  * private memory instead. A software-protected VM gets a guest_memfd of
@@ -35,6 +41,14 @@
  * KVM_PRE_FAULT_MEMORY, which takes the path of a guest's first access:
  * the page is allocated, zeroed and mapped into the nested page tables.
  * Each such call is one "first touch" of the figures above.
+ *
+ * fault anon|anon_thp: the same loop over private anonymous memory, what
+ * every program faults in: 4 KiB pages (MADV_NOHUGEPAGE) or transparent
+ * huge pages (MADV_HUGEPAGE, 2 MiB aligned; thp_faults counts them).
+ *
+ * forkexit anon: fork() of a process holding --size MiB of faulted-in
+ * anonymous memory, the child's _exit() and waitpid(), --rounds (200)
+ * times: fork_exit_us (median round), fork_exit_p99_us, forks_per_s.
  *
  * read: fill a file of --size MiB by write(), then time read() of it in
  * --chunk KiB (1024) chunks into a buffer that is already faulted in:
@@ -71,6 +85,7 @@
 #include <sys/resource.h>
 #include <sched.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -108,7 +123,8 @@ static struct {
 	double pool_timeout;
 	int cpu;
 	bool flushes_vmstat;	/* --flushes vmstat */
-} opt = { 256, 1024, NULL, NULL, 120, 0, false };
+	unsigned int rounds;	/* --rounds, forkexit */
+} opt = { 256, 1024, NULL, NULL, 120, 0, false, 200 };
 
 static char case_buf[128];
 
@@ -216,7 +232,8 @@ enum ctr {
 	C_CAL, C_TLB_IRQ, C_REMOTE_FLUSH, C_REMOTE_FLUSH_RECEIVED,
 	C_DM4K, C_DM2M, C_BLOCK_UNMAP, C_ALLOC_POOL, C_ALLOC_CONVERT,
 	C_ALLOC_FAIL, C_UNMAPPED_TLB_FLUSH, C_MERMAP_FLUSH, C_PREZEROED,
-	C_SPLIT_2M, C_SPLIT_1G,
+	C_SPLIT_2M, C_SPLIT_1G, C_LOCAL_FLUSH_ALL, C_LOCAL_FLUSH_ONE,
+	C_PGFAULT, C_THP_FAULT, C_LOC_IRQ, C_RES_IRQ, C_CSW, C_OWN_CSW,
 	NCTR
 };
 
@@ -232,7 +249,21 @@ static const char *const vmstat_key[NCTR] = {
 	[C_PREZEROED] = "unmapped_alloc_prezeroed",
 	[C_SPLIT_2M] = "direct_map_level2_splits",
 	[C_SPLIT_1G] = "direct_map_level3_splits",
+	[C_LOCAL_FLUSH_ALL] = "nr_tlb_local_flush_all",
+	[C_LOCAL_FLUSH_ONE] = "nr_tlb_local_flush_one",
+	[C_PGFAULT] = "pgfault",
+	[C_THP_FAULT] = "thp_fault_alloc",
 };
+
+/* Context switches of this process (voluntary + involuntary). */
+static long long own_switches(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return -1;
+	return ru.ru_nvcsw + ru.ru_nivcsw;
+}
 
 static void read_counters(long long *c, long long *cal_percpu)
 {
@@ -242,6 +273,10 @@ static void read_counters(long long *c, long long *cal_percpu)
 	c[C_TLB_IRQ] = read_irq("TLB", NULL);
 	c[C_DM4K] = procfs_read_key("/proc/meminfo", "DirectMap4k");
 	c[C_DM2M] = procfs_read_key("/proc/meminfo", "DirectMap2M");
+	c[C_LOC_IRQ] = read_irq("LOC", NULL);
+	c[C_RES_IRQ] = read_irq("RES", NULL);
+	c[C_CSW] = procfs_read_key("/proc/stat", "ctxt");
+	c[C_OWN_CSW] = own_switches();
 }
 
 /* --- the pool of unmapped pageblocks -------------------------------------- */
@@ -369,7 +404,29 @@ static void pool_prepare(void)
 
 /* --- files ---------------------------------------------------------------- */
 
-enum kind { K_MEMFD, K_SECRET, K_UNMAPPED, K_GMEM, K_GMEM_NODM };
+enum kind { K_MEMFD, K_SECRET, K_UNMAPPED, K_GMEM, K_GMEM_NODM, K_ANON, K_ANON_THP };
+
+#define HPAGE	(2UL << 20)
+
+/*
+ * Private anonymous memory, as every program has: 4 KiB pages
+ * (MADV_NOHUGEPAGE) or transparent huge pages where the kernel can
+ * (MADV_HUGEPAGE, 2 MiB aligned). Not a file: no pool, nothing unmapped.
+ */
+static char *map_anon(size_t size, bool thp)
+{
+	char *raw, *p;
+
+	raw = mmap(NULL, size + HPAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED)
+		die("mmap of %zu anonymous bytes: %s", size, strerror(errno));
+	p = (char *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
+	if (madvise(p, size, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE))
+		die("madvise(%s): %s", thp ? "MADV_HUGEPAGE" : "MADV_NOHUGEPAGE",
+		    strerror(errno));
+	return p;
+}
 
 static int open_file(enum kind k, size_t size, bool truncate)
 {
@@ -548,6 +605,48 @@ static void gmem_teardown(struct gmem_vm *g)
 	munmap(g->shared, g->size);
 }
 
+/*
+ * Where the pages of a plain memfd landed in physical memory (from
+ * /proc/self/pagemap, root only): the fraction of pages that follow the
+ * previous one (pfn + 1), and how many 2 MiB frames they spread over. The
+ * same instructions cost more time when the pages are scattered: more TLB
+ * and cache misses, on the host of an emulator as on hardware.
+ */
+static void pfn_layout(const char *p, size_t pages)
+{
+	uint64_t prev = 0, prev_frame = UINT64_MAX;
+	size_t seq = 0, frames = 0, seen = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	for (size_t i = 0; i < pages; i++) {
+		uint64_t e, pfn;
+		off_t off = (off_t)((uintptr_t)(p + i * PAGE) / PAGE * sizeof(e));
+
+		if (pread(fd, &e, sizeof(e), off) != (ssize_t)sizeof(e))
+			break;
+		pfn = e & ((1ULL << 55) - 1);
+		if (!(e >> 63) || !pfn)		/* not present, or no PFN shown */
+			break;
+		if (seen && pfn == prev + 1)
+			seq++;
+		/* frames counted as runs: a return to an earlier frame counts again */
+		if (pfn >> 9 != prev_frame)
+			frames++;
+		prev_frame = pfn >> 9;
+		prev = pfn;
+		seen++;
+	}
+	close(fd);
+	if (seen != pages) {
+		note("pagemap shows the PFN of %zu of %zu pages: no pfn_ figures", seen, pages);
+		return;
+	}
+	figure("pfn_sequential_fraction", (double)seq / (double)(pages - 1));
+	figure("pfn_2m_frame_runs", (double)frames);
+}
+
 static void run_fault(enum kind k)
 {
 	size_t size = opt.size_mib << 20, pages = size / PAGE;
@@ -557,6 +656,7 @@ static void run_fault(enum kind k)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	cpu_set_t set;
 	bool gmem = k == K_GMEM || k == K_GMEM_NODM;
+	bool anon = k == K_ANON || k == K_ANON_THP;
 	struct gmem_vm g = { 0 };
 	uint32_t *lat;
 	char *p = NULL;
@@ -568,6 +668,10 @@ static void run_fault(enum kind k)
 	memset(lat, 0, pages * sizeof(*lat));	/* faulted in, outside the loop */
 	if (gmem) {
 		gmem_setup(&g, size, k == K_GMEM_NODM);
+	} else if (anon) {
+		if (opt.pool)
+			die("--pool: anonymous memory has no pool");
+		p = map_anon(size, k == K_ANON_THP);
 	} else {
 		fd = open_file(k, size, true);
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -634,6 +738,27 @@ static void run_fault(enum kind k)
 	figure("alloc_p999_us", pct(lat, pages, 99.9) / 1e3);
 	figure("alloc_max_us", lat[pages - 1] / 1e3);
 	figure("clock_gettime_ns", clk);
+	/*
+	 * What costs time without costing instructions (docs/PERFORMANCE.md,
+	 * "What each measure sees"): local TLB flushes, which TCG pays for by
+	 * dropping its software TLB, interrupts, and other tasks on the CPU.
+	 */
+	if (before[C_LOCAL_FLUSH_ALL] >= 0) {
+		figure("local_flush_all_per_fault", D(C_LOCAL_FLUSH_ALL) / (double)pages);
+		figure("local_flush_one_per_fault", D(C_LOCAL_FLUSH_ONE) / (double)pages);
+	}
+	if (before[C_PGFAULT] >= 0)
+		figure("pgfaults_per_page", D(C_PGFAULT) / (double)pages);
+	if (before[C_THP_FAULT] >= 0)
+		figure("thp_faults", D(C_THP_FAULT));
+	if (before[C_LOC_IRQ] >= 0)
+		figure("timer_irqs_per_s", D(C_LOC_IRQ) / (t1 - t0));
+	if (before[C_RES_IRQ] >= 0)
+		figure("resched_ipis", D(C_RES_IRQ));
+	if (before[C_CSW] >= 0 && before[C_OWN_CSW] >= 0) {
+		figure("own_switches", D(C_OWN_CSW));
+		figure("switches_per_s", D(C_CSW) / (t1 - t0));
+	}
 	if (before[C_BLOCK_UNMAP] >= 0) {
 		figure("unmapped_block_unmap", D(C_BLOCK_UNMAP));
 		figure("unmapped_alloc_pool", D(C_ALLOC_POOL));
@@ -647,12 +772,15 @@ static void run_fault(enum kind k)
 			figure("unmapped_alloc_prezeroed", D(C_PREZEROED));
 	}
 #undef D
-	if (gmem) {
+	if (k == K_MEMFD)
+		pfn_layout(p, pages);
+	if (gmem)
 		gmem_teardown(&g);
-	} else {
-		munmap(p, size);
+	else if (!anon)
 		close(fd);
-	}
+	/* anonymous: the aligned part of the mapping is unmapped at exit */
+	if (!gmem && !anon)
+		munmap(p, size);
 	free(lat);
 }
 
@@ -701,12 +829,66 @@ static void run_read(enum kind k)
 
 /* --- main ----------------------------------------------------------------- */
 
+/* --- fork and exit ------------------------------------------------------- */
+
+/*
+ * What every process pays: fork() of a process with --size MiB of private
+ * anonymous memory faulted in (4 KiB pages: its page tables are copied),
+ * the child's _exit() and the parent's waitpid(), --rounds times on CPU
+ * --cpu. fork_exit_us: the median round; forks_per_s: rounds per second.
+ */
+static void run_forkexit(enum kind k)
+{
+	size_t size = opt.size_mib << 20;
+	unsigned int rounds = opt.rounds;
+	uint32_t *lat;
+	cpu_set_t set;
+	double t0, t1;
+	char *p;
+
+	if (k != K_ANON)
+		die("forkexit: only 'anon' memory");
+	if (opt.pool)
+		die("--pool: anonymous memory has no pool");
+	lat = calloc(rounds, sizeof(*lat));
+	if (!lat)
+		die("out of memory");
+	p = map_anon(size, false);
+	memset(p, 1, size);
+	CPU_ZERO(&set);
+	CPU_SET(opt.cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("pinning to CPU %d: %s", opt.cpu, strerror(errno));
+	t0 = now();
+	for (unsigned int i = 0; i < rounds; i++) {
+		uint64_t a = ns();
+		int status;
+		pid_t pid = fork();
+
+		if (pid < 0)
+			die("fork: %s", strerror(errno));
+		if (!pid)
+			_exit(0);
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+			die("waitpid: the child did not exit cleanly");
+		lat[i] = (uint32_t)(ns() - a);
+	}
+	t1 = now();
+	qsort(lat, rounds, sizeof(*lat), cmp_u32);
+	figure("fork_exit_us", pct(lat, rounds, 50) / 1e3);
+	figure("forks_per_s", rounds / (t1 - t0));
+	figure("fork_exit_p99_us", pct(lat, rounds, 99) / 1e3);
+	free(lat);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: %s [options] fault memfd|memfd_secret|memfd_unmapped\n"
 "       %s [options] fault guest_memfd|guest_memfd_nodm\n"
+"       %s [options] fault anon|anon_thp\n"
 "       %s [options] read memfd|memfd_unmapped\n"
+"       %s [options] forkexit anon\n"
 "  --size MIB        file size (default 256)\n"
 "  --chunk KIB       read: size of one read() (default 1024)\n"
 "  --pool cold|warm  patched kernels: empty or fill the unmapped pool first\n"
@@ -715,8 +897,9 @@ static void usage(FILE *f)
 "  --flushes ipi|vmstat  fault: count shootdowns from IPIs (a bound, any\n"
 "                    kernel) or nr_tlb_remote_flush (exact, patched kernel)\n"
 "  --case NAME       case name in the output (default <flavor>.<kind>[_<pool>])\n"
+"  --rounds N        forkexit: fork()s timed (default 200)\n"
 "Prints 'secmem-bench: case=NAME figure=NAME value=N' lines; exit 4: skipped.\n",
-		prog, prog, prog);
+		prog, prog, prog, prog, prog);
 }
 
 static unsigned long parse_ulong(const char *s, const char *what)
@@ -741,6 +924,7 @@ int main(int argc, char **argv)
 		{ "case", required_argument, NULL, 'n' },
 		{ "cpu", required_argument, NULL, 'C' },
 		{ "flushes", required_argument, NULL, 'F' },
+		{ "rounds", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -777,6 +961,15 @@ int main(int argc, char **argv)
 				die("--cpu: '%s' is not a CPU number", optarg);
 			break;
 		}
+		case 'r': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (end == optarg || *end || !v || v > 1000000)
+				die("--rounds: '%s' is not a number from 1 to 1000000", optarg);
+			opt.rounds = (unsigned int)v;
+			break;
+		}
 		case 'F':
 			if (strcmp(optarg, "ipi") && strcmp(optarg, "vmstat"))
 				die("--flushes must be ipi or vmstat");
@@ -806,6 +999,10 @@ int main(int argc, char **argv)
 		k = K_GMEM;
 	else if (!strcmp(kind_name, "guest_memfd_nodm"))
 		k = K_GMEM_NODM;
+	else if (!strcmp(kind_name, "anon"))
+		k = K_ANON;
+	else if (!strcmp(kind_name, "anon_thp"))
+		k = K_ANON_THP;
 	else
 		die("unknown kind '%s'", kind_name);
 	if (!opt.case_name) {
@@ -823,7 +1020,9 @@ int main(int argc, char **argv)
 		run_fault(k);
 	else if (!strcmp(mode, "read"))
 		run_read(k);
+	else if (!strcmp(mode, "forkexit"))
+		run_forkexit(k);
 	else
-		die("unknown mode '%s' (fault or read)", mode);
+		die("unknown mode '%s' (fault, read or forkexit)", mode);
 	return 0;
 }

@@ -41,6 +41,12 @@
 #   VM_TAR          a tar archive attached as a read-only virtio disk, after
 #                   VM_SWAP's; the guest is told which with secmem.tar=/dev/vdX
 #                   and reads it with tar -xf [none]
+#   VM_ICOUNT       1: guest time counts instructions (-icount shift=0,
+#                   sleep=off: one nanosecond per instruction, the vCPUs
+#                   run in turn on one host thread) [0]
+#   VM_PREALLOC     1: QEMU allocates all guest memory on the host before
+#                   the guest starts (-mem-prealloc), so that no guest
+#                   access waits for the host to fault in a page [0]
 #   VM_TIMEOUT      seconds before qemu is killed, all but shell [900]
 #   VM_TEST_TIMEOUT seconds each guest program may run [300]
 #   BUILD           build directory, for the default log [<repo>/build]
@@ -127,11 +133,15 @@ dimm=${VM_DIMM:-}
 swap=${VM_SWAP:-}
 tar=${VM_TAR:-}
 test_timeout=${VM_TEST_TIMEOUT:-}
+icount=${VM_ICOUNT:-0}
+prealloc=${VM_PREALLOC:-0}
 
 vm_positive "$cpus" || die "VM_CPUS=$cpus is not a positive number"
 vm_positive "$numa" || die "VM_NUMA=$numa is not a positive number"
 [ -z "$test_timeout" ] || vm_positive "$test_timeout" ||
 	die "VM_TEST_TIMEOUT=$test_timeout is not a positive number of seconds"
+case $icount in 0 | 1) ;; *) die "VM_ICOUNT=$icount is not 0 or 1" ;; esac
+case $prealloc in 0 | 1) ;; *) die "VM_PREALLOC=$prealloc is not 0 or 1" ;; esac
 mem_mib=$(vm_mem_mib "$mem") || die "VM_MEM=$mem is not a size like 512M or 1G"
 vm_numa "$cpus" "$mem_mib" "$numa" || die "VM_NUMA=$numa nodes cannot share $mem_mib MiB"
 dimm_mib=
@@ -202,6 +212,17 @@ if [ -n "$dimm_mib" ]; then
 		-device "pc-dimm,id=dimm0,memdev=dimm0")
 fi
 
+icount_note=""
+prealloc_note=""
+if [ "$icount" = 1 ]; then
+	qemu+=(-icount "shift=0,sleep=off")
+	icount_note=", icount"
+fi
+if [ "$prealloc" = 1 ]; then
+	qemu+=(-mem-prealloc)
+	prealloc_note=" preallocated"
+fi
+
 # NUMA nodes (VM_NUMA): vm_numa in qemu-lib.sh.
 qemu+=("${vm_numa_args[@]}")
 
@@ -220,7 +241,7 @@ fi
 hint=
 [ "$mode" = shell ] && hint="interactive shell; exit it (or press Ctrl-A X) to stop the VM"
 vm_run "$log" "$hint" \
-	"mode $mode, $cpus vCPU(s), ${mem_mib} MiB${dimm_mib:+ + a ${dimm_mib} MiB DIMM}${swap_mib:+, a ${swap_mib} MiB scratch disk}, $numa NUMA node(s), accel $accel" \
+	"mode $mode, $cpus vCPU(s), ${mem_mib} MiB${prealloc_note}${dimm_mib:+ + a ${dimm_mib} MiB DIMM}${swap_mib:+, a ${swap_mib} MiB scratch disk}, $numa NUMA node(s), accel $accel${icount_note}" \
 	"${qemu[@]}"
 [ "$mode" = shell ] && exit 0
 
