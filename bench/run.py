@@ -51,6 +51,7 @@ KERNEL_CASES = (
     "stock.memfd", "stock.memfd_secret",
     "patched.memfd", "patched.memfd_secret",
     "patched.memfd_unmapped_cold", "patched.memfd_unmapped_warm",
+    "patched.memfd_unmapped_refill",
 )
 # Not targets, measured beside them (meta.supplementary): secretmem with an
 # empty pool, and the warm case with the mermap's deferred flush.
@@ -110,7 +111,11 @@ VERSION_RE = re.compile(r"\] Linux version (\S+) .*?(#\d+ .*?)\s*$")
 ANSI_RE = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[@-Z\\-_c])")
 TIMESTAMP_RE = re.compile(r"^\[\s*\d+\.\d+\] ?")
 
-KUNIT_APPEND = "kunit.enable=1 kunit.filter_glob=mermap.mermap_test_cost"
+# mermap.mermap_test_cost and unmapped.unmapped_test_refill_cost
+KUNIT_APPEND = "kunit.enable=1 kunit.filter_glob=*.*_cost"
+REFILL_RE = re.compile(r"refill_batch_us=(\d+) blocks=(\d+)")
+# From unmapped_test_refill_cost: one refill batch of the pool worker.
+REFILL_FIGURES = ("refill_batch_us", "refill_batch_blocks")
 
 # The instruction-count boots (--icount-runs, QEMU -icount shift=0,sleep=off:
 # one nanosecond of guest time per instruction executed). Every case of the
@@ -276,6 +281,11 @@ def parse_boot(boot, samples):
         m = MERMAP_RE.search(text)
         if m:
             mermap = [int(x) for x in m.groups()]
+        m = REFILL_RE.search(text)
+        if m and not boot.icount:
+            samples.add("mermap", boot.vcpus, "mermap", "refill_batch_us", float(m.group(1)))
+            samples.add("mermap", boot.vcpus, "mermap", "refill_batch_blocks",
+                        float(m.group(2)))
         m = FIGURE_RE.search(text) if boot.icount else None
         if m:
             try:
@@ -442,7 +452,7 @@ def build_results(args, samples, boots, host_json, started):
                     res["read"][vk][case][fig] = s["median"] if s else None
                     spread["read"][vk][case][fig] = s
             res["mermap"][vk], spread["mermap"][vk] = {}, {}
-            for name, _ in MERMAP_FIGURES:
+            for name in [n for n, _ in MERMAP_FIGURES] + list(REFILL_FIGURES):
                 s = summary(samples.get("mermap", vcpus, "mermap", name))
                 if s is None:
                     missing.append(f"mermap {vk} {name}")
@@ -569,6 +579,10 @@ def targets(res, args):
         if None not in (warm, ssec):
             add("patched.memfd_unmapped_warm.fault_mib_s >= 5 x stock.memfd_secret.fault_mib_s",
                 vk, warm >= 5 * ssec, f"{fmt(warm)} vs 5 x {fmt(ssec)} = {fmt(5 * ssec)}")
+        rf = g("patched.memfd_unmapped_refill", "tlb_flushes_per_mib")
+        if rf is not None:
+            add("patched.memfd_unmapped_refill.tlb_flushes_per_mib <= 0.05 (secmemd's knobs, "
+                "refill batches of 16)", vk, rf <= 0.05, fmt(rf))
         cold_f = g("patched.memfd_unmapped_cold", "tlb_flushes_per_mib")
         if cold_f is not None:
             add("patched.memfd_unmapped_cold.tlb_flushes_per_mib <= 0.5", vk,
@@ -793,9 +807,10 @@ def markdown(res):
         lines += md_table(["file", "`read_mib_s`"], rows)
         lines.append("")
     if res["mermap"]:
-        lines.append("## mermap (KUnit `mermap_test_cost`, patched release kernel)")
+        lines.append("## mermap and pool refill (KUnit `mermap_test_cost`, "
+                     "`unmapped_test_refill_cost`, patched release kernel)")
         lines.append("")
-        names = [n for n, _ in MERMAP_FIGURES]
+        names = [n for n, _ in MERMAP_FIGURES] + list(REFILL_FIGURES)
         rows = [[vk.split("_")[1]] + [fmt_spread(spread["mermap"][vk][n]) for n in names]
                 for vk in res["mermap"]]
         lines += md_table(["vCPUs"] + [f"`{n}`" for n in names], rows)

@@ -55,12 +55,16 @@
  * read_mib_s. On an MFD_UNMAPPED memfd every page is copied through the
  * kernel's mermap.
  *
- * --pool cold|warm (patched kernels only) prepares the pool of unmapped
- * pageblocks first: cold empties it (every node's pool_target and
+ * --pool cold|warm|refill (patched kernels only) prepares the pool of
+ * unmapped pageblocks first: cold empties it (every node's pool_target and
  * watermarks to 0, vm.drop_caches=3 until stats/free_bytes is below one
  * pageblock); warm sets every node's pool_target to --size plus two
- * pageblocks and waits until stats/free_bytes reaches it. Counters are
- * read after the pool is ready, so its conversions are not counted.
+ * pageblocks and waits until stats/free_bytes reaches it; refill empties
+ * it, then sets the knobs of secmemd's shipped configuration (pool_target
+ * 32M, watermark_low 8M, watermark_high 64M) and waits for 32M: the loop
+ * then runs on what the pool worker converts as it goes. Counters are
+ * read after the pool is ready, so its earlier conversions are not
+ * counted.
  *
  * Every figure is one line on stdout:
  *
@@ -341,6 +345,24 @@ static void node_set(const char *dir, void *arg)
 	write_file(path, arg);
 }
 
+/*
+ * --pool refill: the knobs secmemd sets from its shipped
+ * /etc/secmem.conf (pool_target 32M, watermark_low 8M, watermark_high
+ * 64M), written the way secmemd writes them: high first when raising.
+ */
+static void node_set_refill(const char *dir, void *arg)
+{
+	char path[512];
+
+	(void)arg;
+	snprintf(path, sizeof(path), "%s/watermark_high", dir);
+	write_file(path, "64M");
+	snprintf(path, sizeof(path), "%s/watermark_low", dir);
+	write_file(path, "8M");
+	snprintf(path, sizeof(path), "%s/pool_target", dir);
+	write_file(path, "32M");
+}
+
 static void node_free(const char *dir, void *arg)
 {
 	char path[512];
@@ -367,7 +389,7 @@ static void pool_prepare(void)
 	if (!patched_kernel())
 		skip("no unmapped allocator on this kernel: no pool to prepare");
 	pageblock = read_number("/sys/kernel/mm/unmapped/pageblock_bytes");
-	if (!strcmp(opt.pool, "cold")) {
+	if (!strcmp(opt.pool, "cold") || !strcmp(opt.pool, "refill")) {
 		nodes = for_each_node(node_set, "0");
 		for (;;) {
 			write_file("/proc/sys/vm/drop_caches", "3");
@@ -380,6 +402,17 @@ static void pool_prepare(void)
 			note("pool not empty after %.0f s: %lld bytes free",
 			     opt.pool_timeout, free_now);
 		want = 0;
+		if (!strcmp(opt.pool, "refill")) {
+			/* From empty, as a pool the worker keeps refilling. */
+			want = 32LL << 20;
+			nodes = for_each_node(node_set_refill, NULL);
+			for (;;) {
+				free_now = pool_free_bytes();
+				if (free_now >= want || now() - t0 > opt.pool_timeout)
+					break;
+				sleep_s(0.05);
+			}
+		}
 	} else {
 		want = ((long long)opt.size_mib << 20) + 2 * pageblock;
 		snprintf(target, sizeof(target), "%lld", want);
@@ -891,7 +924,8 @@ static void usage(FILE *f)
 "       %s [options] forkexit anon\n"
 "  --size MIB        file size (default 256)\n"
 "  --chunk KIB       read: size of one read() (default 1024)\n"
-"  --pool cold|warm  patched kernels: empty or fill the unmapped pool first\n"
+"  --pool cold|warm|refill  patched kernels: empty or fill the unmapped pool\n"
+"                    first, or set secmemd's default knobs from empty\n"
 "  --pool-timeout S  give up waiting for the pool after S seconds (120)\n"
 "  --cpu N           fault: run the loop on CPU N (default 0)\n"
 "  --flushes ipi|vmstat  fault: count shootdowns from IPIs (a bound, any\n"
@@ -943,8 +977,9 @@ int main(int argc, char **argv)
 			opt.chunk_kib = parse_ulong(optarg, "--chunk");
 			break;
 		case 'p':
-			if (strcmp(optarg, "cold") && strcmp(optarg, "warm"))
-				die("--pool must be cold or warm");
+			if (strcmp(optarg, "cold") && strcmp(optarg, "warm") &&
+			    strcmp(optarg, "refill"))
+				die("--pool must be cold, warm or refill");
 			opt.pool = optarg;
 			break;
 		case 't':
