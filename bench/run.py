@@ -82,6 +82,9 @@ OTHER_KINDS = ("anon", "anon_thp", "fork_exit")
 OTHER_FIGURES = {"anon": ("fault_mib_s", "alloc_p50_us"),
                  "anon_thp": ("fault_mib_s", "thp_faults"),
                  "fork_exit": ("fork_exit_us", "forks_per_s")}
+# Kept in meta.kernel_extra for those cases, besides KERNEL_EXTRA.
+OTHER_EXTRA = ("fork_exit_p99_us", "local_flush_all_per_round", "local_flush_one_per_round",
+               "nr_tlb_remote_flush_per_round", "call_ipis_per_round", "switches_per_round")
 READ_CASES = ("patched.memfd", "patched.memfd_unmapped")
 READ_FIGURES = ("read_mib_s",)
 # Names in results.json <- fields of the "mermap_cost:" line.
@@ -442,6 +445,9 @@ def build_results(args, samples, boots, host_json, started):
                             missing.append(f"others {vk} {case} {fig}")
                         res["others"][vk][case][fig] = s["median"] if s else None
                         spread["others"][vk][case][fig] = s
+                    extra[vk][case] = {fig: summary(samples.get("others", vcpus, case, fig))
+                                       for fig in KERNEL_EXTRA + OTHER_EXTRA
+                                       if samples.get("others", vcpus, case, fig)}
             res["read"][vk], spread["read"][vk] = {}, {}
             for case in READ_CASES:
                 res["read"][vk][case], spread["read"][vk][case] = {}, {}

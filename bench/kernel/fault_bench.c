@@ -874,6 +874,8 @@ static void run_forkexit(enum kind k)
 {
 	size_t size = opt.size_mib << 20;
 	unsigned int rounds = opt.rounds;
+	long long before[NCTR], after[NCTR];
+	long long cal0[MAX_CPUS] = { 0 }, cal1[MAX_CPUS] = { 0 };
 	uint32_t *lat;
 	cpu_set_t set;
 	double t0, t1;
@@ -892,6 +894,7 @@ static void run_forkexit(enum kind k)
 	CPU_SET(opt.cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
 		die("pinning to CPU %d: %s", opt.cpu, strerror(errno));
+	read_counters(before, cal0);
 	t0 = now();
 	for (unsigned int i = 0; i < rounds; i++) {
 		uint64_t a = ns();
@@ -907,10 +910,24 @@ static void run_forkexit(enum kind k)
 		lat[i] = (uint32_t)(ns() - a);
 	}
 	t1 = now();
+	read_counters(after, cal1);
 	qsort(lat, rounds, sizeof(*lat), cmp_u32);
 	figure("fork_exit_us", pct(lat, rounds, 50) / 1e3);
 	figure("forks_per_s", rounds / (t1 - t0));
 	figure("fork_exit_p99_us", pct(lat, rounds, 99) / 1e3);
+	/* What costs time without instructions, per round (see run_fault()). */
+#define D(c) ((double)(after[c] - before[c]) / rounds)
+	if (before[C_LOCAL_FLUSH_ALL] >= 0) {
+		figure("local_flush_all_per_round", D(C_LOCAL_FLUSH_ALL));
+		figure("local_flush_one_per_round", D(C_LOCAL_FLUSH_ONE));
+	}
+	if (before[C_REMOTE_FLUSH] >= 0)
+		figure("nr_tlb_remote_flush_per_round", D(C_REMOTE_FLUSH));
+	if (before[C_CAL] >= 0)
+		figure("call_ipis_per_round", D(C_CAL));
+	if (before[C_CSW] >= 0)
+		figure("switches_per_round", D(C_CSW));
+#undef D
 	free(lat);
 }
 
