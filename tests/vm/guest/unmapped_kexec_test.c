@@ -283,6 +283,15 @@ static int arm(const char *how, const char *tar)
 	/* Last, so that no later allocation takes the pages it frees. */
 	if (freed_at_exit(kind_bytes[KIND_FREED]))
 		tap_bail("the child that frees MFD_UNMAPPED pages at exit failed");
+	/*
+	 * The child's last pages may still wait in a per-CPU LRU batch of
+	 * the CPU it exited on (secretmem folios are on the LRU), for good
+	 * if that CPU idles. Lowering a knob drains those batches (its ABI):
+	 * raise watermark_high by a pageblock and lower it back.
+	 */
+	if (upool_knob_set(node, UPOOL_HIGH, 32 * UPOOL_MiB + upool.pageblock) ||
+	    upool_knob_set(node, UPOOL_HIGH, 32 * UPOOL_MiB))
+		tap_bail("cannot rewrite node %d's watermark_high", node);
 	upool_stat_refresh();
 	tap_diag("held: SecretMem %lld, Unmapped %lld, UnmappedFree %lld bytes",
 		 upool_meminfo("SecretMem"), upool_meminfo("Unmapped"),
