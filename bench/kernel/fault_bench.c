@@ -379,6 +379,22 @@ static long long pool_free_bytes(void)
 	return sum;
 }
 
+/* Wait until the pools hold @want free bytes, or --pool-timeout from @t0. */
+static void pool_wait_filled(long long want, double t0)
+{
+	long long free_now;
+
+	for (;;) {
+		free_now = pool_free_bytes();
+		if (free_now >= want || now() - t0 > opt.pool_timeout)
+			break;
+		sleep_s(0.05);
+	}
+	if (free_now < want)
+		note("pool not filled after %.0f s: %lld of %lld bytes",
+		     opt.pool_timeout, free_now, want);
+}
+
 static void pool_prepare(void)
 {
 	long long pageblock, want, free_now = 0;
@@ -406,26 +422,13 @@ static void pool_prepare(void)
 			/* From empty, as a pool the worker keeps refilling. */
 			want = 32LL << 20;
 			nodes = for_each_node(node_set_refill, NULL);
-			for (;;) {
-				free_now = pool_free_bytes();
-				if (free_now >= want || now() - t0 > opt.pool_timeout)
-					break;
-				sleep_s(0.05);
-			}
+			pool_wait_filled(want, t0);
 		}
 	} else {
 		want = ((long long)opt.size_mib << 20) + 2 * pageblock;
 		snprintf(target, sizeof(target), "%lld", want);
 		nodes = for_each_node(node_set, target);
-		for (;;) {
-			free_now = pool_free_bytes();
-			if (free_now >= want || now() - t0 > opt.pool_timeout)
-				break;
-			sleep_s(0.05);
-		}
-		if (free_now < want)
-			note("pool not filled after %.0f s: %lld of %lld bytes",
-			     opt.pool_timeout, free_now, want);
+		pool_wait_filled(want, t0);
 	}
 	if (!nodes)
 		die("no /sys/devices/system/node/node*/unmapped directory");
