@@ -704,6 +704,105 @@ static enum tap_result test_drain(void)
 	return res;
 }
 
+/* --- refill -------------------------------------------------------------- */
+
+/*
+ * secmemd's shipped knobs (pool_target 32M, watermark_low 8M,
+ * watermark_high 64M) under a burst four times the pool: the worker
+ * refills in batches, one flush of every TLB per batch rather than per
+ * pageblock, and the burst never finds the pool empty for long. Once it
+ * is over the pool holds between watermark_low and pool_target: the
+ * worker refills when the pool falls below watermark_low, and tops up
+ * what a burst took during a refill only once the pool stops moving.
+ */
+#define REFILL_TARGET	(32 * MiB)
+#define REFILL_LOW	(8 * MiB)
+#define REFILL_HIGH	(64 * MiB)
+#define REFILL_BURST	(4 * REFILL_TARGET)
+
+static enum tap_result test_refill(void)
+{
+	struct upool_snap s1[UPOOL_MAX_NODES], s2[UPOOL_MAX_NODES];
+	u64_t conv, flushes, own, got;
+	struct upool_buf buf = { .fd = -1 };
+	int i, id, idx = -1, err;
+	bool ok = true;
+
+	for_each_node(i, id) {
+		if (upool.node[i].nr_cpus) {
+			idx = i;
+			break;
+		}
+	}
+	if (idx < 0)
+		return skip("no node has a CPU");
+	id = upool.node[idx].id;
+	expect(!quiesce(), "the pool does not empty");
+	expect(!upool_set(id, REFILL_TARGET, REFILL_LOW, REFILL_HIGH),
+	       "node%d: cannot set the knobs", id);
+	expect(!upool_wait_free(id, REFILL_TARGET, UINT64_MAX, FILL_TIMEOUT, NULL),
+	       "node%d: pool not filled", id);
+	expect(!upool_settle(300, 30), "the pool does not settle");
+	expect(!snap_all(s1), "cannot read the statistics");
+
+	err = upool_bind_node(id);
+	expect(!err, "cannot run on node%d: %s", id, upool_errname(-err));
+	err = upool_alloc(&buf, REFILL_BURST, UPOOL_ANY);
+	upool_unbind();
+	expect(!err, "node%d: %zu MiB burst failed: %s", id, (size_t)(REFILL_BURST / MiB),
+	       upool_errname(-err));
+
+	/*
+	 * An allocation compares watermark_low with the per-CPU-batched count
+	 * (unmapped_free_pages()): the pool may end a little below it.
+	 */
+	err = upool_wait_free(id, REFILL_LOW - MiB, REFILL_TARGET + pb - 1, FILL_TIMEOUT, &got);
+	if (err) {
+		tap_diag("node%d: free_bytes %llu after the burst, want %llu to %llu (watermark_low to pool_target)",
+			 id, got, (u64_t)REFILL_LOW, (u64_t)REFILL_TARGET);
+		ok = false;
+	}
+	if (upool_settle(300, 30)) {
+		tap_diag("the pool does not settle after the burst");
+		ok = false;
+	}
+	if (snap_all(s2)) {
+		upool_free(&buf);
+		return fail("cannot read the statistics");
+	}
+	upool_free(&buf);
+
+	conv = delta(&s1[idx], &s2[idx], UPOOL_CONVERSIONS);
+	flushes = delta(&s1[idx], &s2[idx], UPOOL_TLB_FLUSH_CONVERT);
+	own = delta(&s1[idx], &s2[idx], UPOOL_ALLOC_CONVERT);
+	tap_diag("node%d: %zu MiB burst: %llu pageblocks converted with %llu flushes; %llu by allocations that found the pool empty, the rest by the worker in %llu batches",
+		 id, (size_t)(REFILL_BURST / MiB), conv, flushes, own, flushes - own);
+	tap_diag("node%d: free_bytes %llu -> %llu, unmapped_bytes %llu -> %llu, alloc_pool +%llu, alloc_fail +%llu",
+		 id, s1[idx].stat[UPOOL_FREE_BYTES], s2[idx].stat[UPOOL_FREE_BYTES],
+		 s1[idx].stat[UPOOL_UNMAPPED_BYTES], s2[idx].stat[UPOOL_UNMAPPED_BYTES],
+		 delta(&s1[idx], &s2[idx], UPOOL_ALLOC_POOL),
+		 delta(&s1[idx], &s2[idx], UPOOL_ALLOC_FAIL));
+	/*
+	 * The burst outgrew the pool: what it took, less the pool's fall from
+	 * pool_target to no lower than watermark_low, was converted.
+	 */
+	if (conv * pb < REFILL_BURST - REFILL_TARGET + REFILL_LOW - MiB) {
+		tap_diag("want at least %llu pageblocks converted",
+			 (u64_t)((REFILL_BURST - REFILL_TARGET + REFILL_LOW - MiB) / pb));
+		ok = false;
+	}
+	/*
+	 * An allocation that converts takes one block with one flush; the
+	 * worker's batches hold 12 blocks after a fall below watermark_low, and
+	 * fewer only for a top-up. Per-block flushing would give one each.
+	 */
+	if (own > conv || flushes < own || (conv - own) < 4 * (flushes - own)) {
+		tap_diag("want the worker's batches to average 4 pageblocks or more per flush");
+		ok = false;
+	}
+	return ok ? TAP_PASS : TAP_FAIL;
+}
+
 /* --- release ------------------------------------------------------------- */
 
 static enum tap_result test_release(void)
@@ -1344,6 +1443,8 @@ static const struct subtest subtests[] = {
 	{ "fill_memfree", "a filled pool is not counted in MemFree", test_fill_memfree },
 	{ "drain", "MFD_UNMAPPED and memfd_secret allocations are served from the node's pool",
 	  test_drain },
+	{ "refill", "secmemd's knobs under a burst: batched refills, then back to pool_target",
+	  test_refill },
 	{ "release", "pool_target 0 gives the pool back: restorations, MemFree recovers",
 	  test_release },
 	{ "late_free", "a pageblock emptied at exit or after close goes back with every knob at 0",
