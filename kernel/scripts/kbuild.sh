@@ -6,7 +6,7 @@
 # (source version, series content, config fragments, build recipe).
 #
 #   kbuild.sh source                  extract the pinned source, apply the series
-#   kbuild.sh build FLAVOR VARIANT    FLAVOR: patched|stock, VARIANT: release|debug
+#   kbuild.sh build FLAVOR VARIANT    FLAVOR: patched|stock, VARIANT: release|debug|lockstat
 #   kbuild.sh tree                    developer work tree (base + one commit per patch)
 #   kbuild.sh export                  write the developer tree back to kernel/patches
 #   kbuild.sh checkpatch              scripts/checkpatch.pl --strict on every patch
@@ -32,7 +32,7 @@ stepwise=$build/src/series   # git worktree for building patch by patch
 # Bump when ensure_base() changes what it commits as "base".
 base_recipe=2
 # Bump when do_build() changes what a kernel build produces.
-build_recipe=1
+build_recipe=2
 
 die() {
 	echo "kbuild: error: $*" >&2
@@ -164,8 +164,13 @@ fragments() {
 	local flavor=$1 variant=$2
 	echo "$kdir/config/base.config"
 	echo "$kdir/config/$variant.config"
-	# Options that only exist with the series applied.
-	[ "$flavor" = patched ] && echo "$kdir/config/secmem.config"
+	# Options that only exist with the series applied, for every variant
+	# and for this one (a stock debug kernel has no mermap to check).
+	if [ "$flavor" = patched ]; then
+		echo "$kdir/config/secmem.config"
+		[ -f "$kdir/config/secmem-$variant.config" ] &&
+			echo "$kdir/config/secmem-$variant.config"
+	fi
 	return 0
 }
 
@@ -213,8 +218,8 @@ do_build() {
 	*) die "unknown flavor '$flavor' (patched or stock)" ;;
 	esac
 	case "$variant" in
-	release | debug) ;;
-	*) die "unknown variant '$variant' (release or debug)" ;;
+	release | debug | lockstat) ;;
+	*) die "unknown variant '$variant' (release, debug or lockstat)" ;;
 	esac
 	out=$(outdir "$flavor" "$variant")
 	mapfile -t frags < <(fragments "$flavor" "$variant")
@@ -241,7 +246,9 @@ do_build() {
 	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" >/dev/null
 	make -s -C "$tree" O="$out" CC="$cc" olddefconfig
 	verify_config "$out/.config" "${frags[@]}"
-	make -s -C "$tree" O="$out" CC="$cc" -j"$jobs" bzImage headers
+	# "modules" builds none (nothing is =m) but writes Module.symvers,
+	# which out-of-tree modules such as bench/kmod link against.
+	make -s -C "$tree" O="$out" CC="$cc" -j"$jobs" bzImage modules headers
 	echo "$key" >"$out/.secmem-key"
 	info "kernel $flavor-$variant built in $(($(date +%s) - start)) s:" \
 		"$out/arch/x86/boot/bzImage"
@@ -347,7 +354,7 @@ do_checkpatch() {
 main() {
 	case "${1:-}" in
 	source) ensure_patched ;;
-	build) [ $# = 3 ] || die "usage: $0 build patched|stock release|debug"; do_build "$2" "$3" ;;
+	build) [ $# = 3 ] || die "usage: $0 build patched|stock release|debug|lockstat"; do_build "$2" "$3" ;;
 	path) [ $# = 3 ] || die "usage: $0 path FLAVOR VARIANT"; outdir "$2" "$3" ;;
 	tree) do_tree ;;
 	export) do_export ;;
