@@ -149,12 +149,14 @@ check: deps
 # Stock and patched release kernels side by side, and the allocators on the
 # host and in the guest: bench/README.md, docs/PERFORMANCE.md. Builds what
 # is stale (only the stock *release* kernel: kernel-stock would also build
-# the stock debug one, which no benchmark boots). BENCH_OPTS goes to
-# bench/run.py, e.g. BENCH_OPTS='--runs 3 --vcpus 4'.
+# the stock debug one, which no benchmark boots; and the patched lockstat
+# variant, whose /proc/lock_stat the scaling boots read). BENCH_OPTS goes
+# to bench/run.py, e.g. BENCH_OPTS='--runs 3 --vcpus 4'.
 BENCH_OPTS ?=
 bench: deps
 	@$(MAKE) -s kernel-release
 	@$(KBUILD) build stock release
+	@$(KBUILD) build patched lockstat
 	@$(MAKE) -s -C bench full BUILD=$(BUILD) \
 		KHDR=$(call kernel_dir,patched,release)/usr/include RUN_ARGS='$(BENCH_OPTS)'
 	@$(MAKE) -s -C bench preload BUILD=$(BUILD)

@@ -43,6 +43,7 @@
 
 enum fig {
 	F_NS32, F_NS64, F_NS256, F_NS4096, F_NS64_PAIR, F_NS64_T1, F_NS64_T2,
+	F_NS64_T4, F_NS64_T8,
 	F_LIVE_MAX, F_MAPPINGS, F_RSS,
 	NFIGS
 };
@@ -55,6 +56,8 @@ static const char *const fig_name[NFIGS] = {
 	[F_NS64_PAIR] = "alloc_free_ns_64_pair",
 	[F_NS64_T1] = "alloc_free_ns_64_t1",
 	[F_NS64_T2] = "alloc_free_ns_64_t2",
+	[F_NS64_T4] = "alloc_free_ns_64_t4",
+	[F_NS64_T8] = "alloc_free_ns_64_t8",
 	[F_LIVE_MAX] = "live_32b_max",
 	[F_MAPPINGS] = "mappings",
 	[F_RSS] = "rss_bytes_per_secret",
@@ -62,23 +65,29 @@ static const char *const fig_name[NFIGS] = {
 
 /*
  * Request size of each timing figure; threads of each; whether they are
- * started for the run (_t1, _t2) rather than the child's main thread,
+ * started for the run (_t1 ... _t8) rather than the child's main thread,
  * which made the allocations of the figures before; whether each
  * allocation is freed at once (_pair) rather than in batches.
  */
-static const size_t fig_size[F_NS64_T2 + 1] = { 32, 64, 256, 4096, 64, 64, 64 };
-static const int fig_threads[F_NS64_T2 + 1] = { 1, 1, 1, 1, 1, 1, 2 };
-static const bool fig_spawn[F_NS64_T2 + 1] = {
-	[F_NS64_T1] = true, [F_NS64_T2] = true,
+#define F_TIMING_LAST	F_NS64_T8
+static const size_t fig_size[F_TIMING_LAST + 1] = { 32, 64, 256, 4096, 64, 64, 64, 64, 64 };
+static const int fig_threads[F_TIMING_LAST + 1] = { 1, 1, 1, 1, 1, 1, 2, 4, 8 };
+static const bool fig_spawn[F_TIMING_LAST + 1] = {
+	[F_NS64_T1] = true, [F_NS64_T2] = true, [F_NS64_T4] = true, [F_NS64_T8] = true,
 };
-static const bool fig_pairs[F_NS64_T2 + 1] = { [F_NS64_PAIR] = true };
+static const bool fig_pairs[F_TIMING_LAST + 1] = { [F_NS64_PAIR] = true };
+/*
+ * _t4 and _t8 only when asked for (--figures): make bench measures them in
+ * its scaling boots, with 8 vCPUs (bench/guest/bench.d/30-scale).
+ */
+#define DEFAULT_FIGS	(((1U << NFIGS) - 1) & ~(1U << F_NS64_T4 | 1U << F_NS64_T8))
 
 #define LIVE_SIZE	32
-#define NTHREADS_MAX	2
+#define NTHREADS_MAX	8
 
 static bool fig_is_timing(int f)
 {
-	return f <= F_NS64_T2;
+	return f <= F_TIMING_LAST;
 }
 
 static bool fig_is_int(int f)
@@ -690,6 +699,18 @@ static void fail_all(struct alloc_res *r, bool timing, const char *msg)
 
 static int timing_run_index;	/* which run the timing child measures */
 
+/* The most threads any figure asked for runs at once. */
+static int threads_needed(void)
+{
+	int f, n = 1;
+
+	for (f = 0; f <= F_TIMING_LAST; f++) {
+		if ((opt.figs & (1U << f)) && fig_threads[f] > n)
+			n = fig_threads[f];
+	}
+	return n;
+}
+
 static void child_timing(const struct allocator *a, struct alloc_res *r)
 {
 	char err[256];
@@ -701,8 +722,8 @@ static void child_timing(const struct allocator *a, struct alloc_res *r)
 		fail_all(r, true, err);
 		return;
 	}
-	/* Both threads' batches of the largest size, with buddy slack. */
-	need = NTHREADS_MAX * opt.batch * 2 * fig_size[F_NS4096] * 2;
+	/* Every thread's batches of the largest size, with buddy slack. */
+	need = (size_t)threads_needed() * opt.batch * 2 * fig_size[F_NS4096] * 2;
 	if (a->init(need, false, r, err, sizeof(err)) < 0) {
 		fail_all(r, true, err);
 		return;
@@ -714,7 +735,7 @@ static void child_timing(const struct allocator *a, struct alloc_res *r)
 			return;
 		}
 	}
-	for (f = 0; f <= F_NS64_T2; f++) {
+	for (f = 0; f <= F_TIMING_LAST; f++) {
 		if (!(opt.figs & (1U << f)) || r->fig[f].state < 0)
 			continue;
 		timing_figure(a, f, timing_run_index, ptrs, &r->fig[f]);
@@ -871,7 +892,7 @@ static void print_table(const struct alloc_res *res)
 	       opt.min_ms, opt.batch);
 
 	/* The same runs in thread CPU time: what other load cannot inflate. */
-	if (opt.figs & ((1U << (F_NS64_T2 + 1)) - 1)) {
+	if (opt.figs & ((1U << (F_TIMING_LAST + 1)) - 1)) {
 		printf("\n%-22s", "cpu time (median)");
 		for (i = 0; i < NALLOCS; i++) {
 			if (opt.allocs & (1U << i))
@@ -879,7 +900,7 @@ static void print_table(const struct alloc_res *res)
 		}
 		printf("\n");
 	}
-	for (f = 0; f <= F_NS64_T2; f++) {
+	for (f = 0; f <= F_TIMING_LAST; f++) {
 		if (!(opt.figs & (1U << f)))
 			continue;
 		printf("%-22s", fig_name[f]);
@@ -1120,7 +1141,7 @@ static int write_json(const char *path, const struct alloc_res *res,
 		opt.live_max, LIVE_SIZE, opt.live_timeout);
 	fputs("    \"units\": {\"alloc_free_ns_*\": \"wall-clock ns per "
 	      "alloc+free pair, median over runs; _pair: each allocation freed "
-	      "at once; _t1, _t2: per thread, 1 or 2 threads started for the "
+	      "at once; _t1 ... _t8: per thread, 1 to 8 threads started for the "
 	      "run (cpu_median: the same runs in thread CPU time)\", "
 	      "\"live_32b_max\": \"allocations\", \"mappings\": "
 	      "\"lines of /proc/self/maps\", \"rss_bytes_per_secret\": "
@@ -1153,7 +1174,7 @@ static int write_json(const char *path, const struct alloc_res *res,
 			json_str(o, r->note);
 		}
 		fputs(", \"spread\": {", o);
-		for (f = 0; f <= F_NS64_T2; f++) {
+		for (f = 0; f <= F_TIMING_LAST; f++) {
 			if (r->fig[f].state != 1)
 				continue;
 			fprintf(o, "%s\"%s\": {\"min\": %.2f, \"max\": %.2f, "
@@ -1337,7 +1358,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < NALLOCS; i++)
 		anames[i] = allocators[i].name;
 	opt.allocs = DEFAULT_ALLOCS;
-	opt.figs = (1U << NFIGS) - 1;
+	opt.figs = DEFAULT_FIGS;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case O_JSON:
@@ -1423,7 +1444,7 @@ int main(int argc, char **argv)
 	memset(res, 0, sizeof(*res) * NALLOCS);
 	fprintf(stderr, "alloc_bench: RLIMIT_MEMLOCK %s, load average %s\n",
 		memlock, load0);
-	timing = opt.figs & ((1U << (F_NS64_T2 + 1)) - 1);
+	timing = opt.figs & ((1U << (F_TIMING_LAST + 1)) - 1);
 
 	/*
 	 * Timing: run r of every allocator, then run r + 1, so that a burst
@@ -1444,7 +1465,7 @@ int main(int argc, char **argv)
 		}
 	}
 	for (i = 0; i < NALLOCS; i++) {
-		for (f = 0; timing && f <= F_NS64_T2; f++) {
+		for (f = 0; timing && f <= F_TIMING_LAST; f++) {
 			if (opt.figs & (1U << f))
 				timing_summary(&res[i].fig[f]);
 		}

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """The driver of `make bench` (bench/README.md, docs/PERFORMANCE.md).
 
-    run.py [--vcpus 2,4] [--runs 5] [--icount-runs 3] [--mem 2G]
+    run.py [--vcpus 2,4] [--runs 5] [--icount-runs 3] [--scale-runs 2]
+           [--scale-mib 16] [--no-lockstat] [--mem 2G]
            [--only kernel|userspace] [--alloc-runs N] [--parse-only]
 
 Boots the stock and the patched release kernel (same config, same QEMU
@@ -15,6 +16,10 @@ mermap_test_cost (kunit.enable=1, kunit.filter_glob), whose console line
 gives the mermap figures. Then --icount-runs more boots per kernel at the
 first vCPU count run the same cases under QEMU -icount (guest time counts
 instructions), for instruction counts that the host's load cannot change.
+Then --scale-runs boots per kernel with 8 vCPUs on two NUMA nodes run
+bench/guest/bench.d/30-scale (1 to 8 threads faulting their own files at
+once; alloc_bench's _t1 to _t8 on the patched kernel), and one boot of the
+patched lockstat kernel reads /proc/lock_stat under the same load.
 Every boot preallocates the guest's memory on the host (-mem-prealloc).
 Then alloc_bench runs on the host and, in one more patched boot per vCPU
 count, in the guest.
@@ -77,11 +82,19 @@ GMEM_CASES = ("stock.guest_memfd", "patched.guest_memfd",
 GMEM_FIGURES = ("fault_mib_s", "tlb_flushes_per_mib", "directmap4k_kib_per_gib",
                 "alloc_p99_us")
 # What the series costs everyone else (issue 21): private anonymous memory
-# in 4 KiB pages and in THPs, fork()+exit() of a 64 MiB process.
-OTHER_KINDS = ("anon", "anon_thp", "fork_exit")
+# in 4 KiB pages and in THPs, fork()+exit() of a 64 MiB process, and the
+# page allocator itself (bench/kmod/page_alloc_bench.ko: GFP_KERNEL
+# alloc+free at order 0 and 9, in pairs and in batches, ns per pair).
+PAGE_ALLOC_FIGURES = ("order0_pair_ns", "order0_batch_ns", "order9_pair_ns",
+                      "order9_batch_ns")
+OTHER_KINDS = ("anon", "anon_thp", "fork_exit", "page_alloc")
 OTHER_FIGURES = {"anon": ("fault_mib_s", "alloc_p50_us"),
                  "anon_thp": ("fault_mib_s", "thp_faults"),
-                 "fork_exit": ("fork_exit_us", "forks_per_s")}
+                 "fork_exit": ("fork_exit_us", "forks_per_s"),
+                 "page_alloc": PAGE_ALLOC_FIGURES}
+# The figures of each kind held to "within noise" of the stock kernel.
+OTHER_TARGET_FIGURES = {"anon": ("fault_mib_s",), "anon_thp": ("fault_mib_s",),
+                        "fork_exit": ("fork_exit_us",), "page_alloc": PAGE_ALLOC_FIGURES}
 # Kept in meta.kernel_extra for those cases, besides KERNEL_EXTRA.
 OTHER_EXTRA = ("fork_exit_p99_us", "local_flush_all_per_round", "local_flush_one_per_round",
                "nr_tlb_remote_flush_per_round", "call_ipis_per_round", "switches_per_round")
@@ -97,6 +110,20 @@ MERMAP_FIGURES = (("mermap_pair_ns", "pair_immediate_ns"),
                   ("clear_page_ns", "clear_page_ns"),
                   ("clear_mermap_ns", "clear_mermap_ns"),
                   ("clear_mermap_slot_ns", "clear_mermap_slot_ns"))
+# Scaling (issue 21, bench/guest/bench.d/30-scale): boots with SCALE_VCPUS
+# vCPUs on SCALE_NODES NUMA nodes, N threads faulting their own files at
+# once. fault_mib_s_tN: all threads' MiB / wall time; thread_mib_s_tN: the
+# median thread's own rate; flushes_per_mib_tN: patched kernel only.
+SCALE_VCPUS = 8
+SCALE_NODES = 2
+SCALE_THREADS = (1, 2, 4, 8)
+SCALE_CASES = ("stock.scale_memfd", "stock.scale_memfd_secret", "patched.scale_memfd",
+               "patched.scale_memfd_unmapped_warm", "patched.scale_memfd_secret_warm")
+SCALE_FIGURES = tuple(f"{f}_t{n}" for f in ("fault_mib_s", "thread_mib_s") for n in SCALE_THREADS)
+# alloc_bench in the patched scaling boots: ns per 64-byte alloc+free pair
+# as each of N threads sees it.
+SCALE_ALLOCATORS = ("libsecmem", "openssl_secure", "glibc_malloc")
+SCALE_ALLOC_FIGURES = tuple(f"alloc_free_ns_64_t{n}" for n in SCALE_THREADS)
 USER_FIGURES = ("alloc_free_ns_32", "alloc_free_ns_64", "alloc_free_ns_256",
                 "alloc_free_ns_4096", "alloc_free_ns_64_pair", "alloc_free_ns_64_t1",
                 "alloc_free_ns_64_t2", "live_32b_max", "mappings",
@@ -106,6 +133,8 @@ FIGURE_RE = re.compile(r"secmem-bench: case=(\S+) figure=(\S+) value=(\S+)")
 FLAVOR_RE = re.compile(r"secmem-bench: flavor=(\w+) cpus=(\d+)")
 NOTE_RE = re.compile(r"secmem-bench: (note|skip|error)\b(.*)")
 JSON_RE = re.compile(r"^secmem-bench: userspace-json: ?(.*)$")
+LOCKSTAT_RE = re.compile(r"secmem-bench: lockstat case=(\S+) threads=(\d+) class=(\S+) "
+                         r"contentions=(\d+) waittime_total_us=([\d.]+) acquisitions=(\d+)")
 MERMAP_RE = re.compile(r"mermap_cost: pair_immediate_ns=(\d+) pair_deferred_ns=(\d+) "
                        r"wrap_flush_ns=(\d+) memcpy4k_ns=(\d+) "
                        r"flush_one_memcpy4k_ns=(\d+) flush_local_memcpy4k_ns=(\d+) "
@@ -127,10 +156,15 @@ REFILL_FIGURES = ("refill_batch_us", "refill_batch_blocks")
 #                      loop (the user's store, the fault, two clock_gettime)
 #   ins_per_fault_p50  median instructions of one first touch
 #   ins_per_read_page  instructions per 4 KiB page of read()
+#   ins_per_fork       instructions per fork()+exit() round
+#   ins_orderN_KIND    instructions per alloc+free of page_alloc_bench
 ICOUNT_CASES = (KERNEL_CASES[:2] + ("stock.guest_memfd",) + KERNEL_CASES[2:]
                 + SUPPLEMENT_CASES + GMEM_CASES[1:]
                 + tuple(f"{f}.{k}" for k in OTHER_KINDS for f in FLAVORS))
 ICOUNT_FIGURES = ("ins_per_fault", "ins_per_fault_p50")
+# The icount figures of the cases that are not a fault-in loop.
+ICOUNT_KIND_FIGURES = {"fork_exit": ("ins_per_fork",), "anon_thp": ("ins_per_fault",),
+                       "page_alloc": tuple("ins_" + f[:-3] for f in PAGE_ALLOC_FIGURES)}
 ICOUNT_READ_CASES = READ_CASES
 # Pairs whose instruction counts should agree: what the series costs a
 # program that does not use it (issue 21: within 1%).
@@ -149,6 +183,8 @@ def icount_figure(figure, value):
         return "ins_per_read_page", 1e9 / (value * 256)
     if figure == "fork_exit_us":
         return "ins_per_fork", value * 1000
+    if figure in PAGE_ALLOC_FIGURES:
+        return "ins_" + figure[:-3], value
     return None
 
 
@@ -162,24 +198,24 @@ def vkey(vcpus):
 
 # --- booting ----------------------------------------------------------------
 
-def bzimage(flavor):
-    return os.path.join(BUILD, "kernel", f"{flavor}-release", "arch", "x86", "boot", "bzImage")
+def bzimage(flavor, variant="release"):
+    return os.path.join(BUILD, "kernel", f"{flavor}-{variant}", "arch", "x86", "boot", "bzImage")
 
 
-def snapshot(flavor):
+def snapshot(flavor, variant="release"):
     """The copy every boot of a run uses, so that a kernel rebuilt while the
     benchmark runs (make kernel-release elsewhere) cannot change it midway."""
-    return os.path.join(OUT, "kernels", f"{flavor}-release-bzImage")
+    return os.path.join(OUT, "kernels", f"{flavor}-{variant}-bzImage")
 
 
-def take_snapshots():
+def take_snapshots(kernels):
     os.makedirs(os.path.join(OUT, "kernels"), exist_ok=True)
-    for f in FLAVORS:
-        shutil.copyfile(bzimage(f), snapshot(f) + ".tmp")
-        os.replace(snapshot(f) + ".tmp", snapshot(f))
-        keyfile = os.path.join(BUILD, "kernel", f"{f}-release", ".secmem-key")
+    for f, v in kernels:
+        shutil.copyfile(bzimage(f, v), snapshot(f, v) + ".tmp")
+        os.replace(snapshot(f, v) + ".tmp", snapshot(f, v))
+        keyfile = os.path.join(BUILD, "kernel", f"{f}-{v}", ".secmem-key")
         key = open(keyfile).read().strip() if os.path.exists(keyfile) else ""
-        with open(snapshot(f) + ".key", "w") as k:
+        with open(snapshot(f, v) + ".key", "w") as k:
             k.write(key + "\n")
 
 
@@ -187,7 +223,7 @@ class Boot:
     def __init__(self, flavor, vcpus, what, run, icount=False):
         self.flavor = flavor
         self.vcpus = vcpus
-        self.what = what            # "kernel" or "userspace"
+        self.what = what            # "kernel", "userspace", "scale" or "lockstat"
         self.run = run
         self.icount = icount        # QEMU -icount: guest time = instructions
         name = f"{flavor}-{vcpus}cpu-{what}" + ("-icount" if icount else "") \
@@ -205,18 +241,24 @@ class Boot:
                   f"secmem.bench_gmem_mib={args.gmem_mib}"]
         if self.what == "kernel" and self.flavor == "patched":
             append.append(KUNIT_APPEND)
+        if self.what in ("scale", "lockstat"):
+            # The patched lockstat kernel runs 30-scale's lock statistics.
+            append[1] = "secmem.bench=scale"
+            append.append(f"secmem.bench_scale_mib={args.scale_mib}")
         if self.what == "userspace":
             extra = ["--quick"] if args.alloc_quick else []
             if args.alloc_runs:
                 extra += ["--runs", str(args.alloc_runs)]
             if extra:
                 append.append("secmem.bench_alloc_args=" + ",".join(extra))
-        return [RUN_VM, "--kernel", snapshot(self.flavor), "--initrd", INITRD,
+        variant = "lockstat" if self.what == "lockstat" else "release"
+        return [RUN_VM, "--kernel", snapshot(self.flavor, variant), "--initrd", INITRD,
                 "--mode", "bench", "--log", self.log, "--append", " ".join(append)]
 
     def execute(self, args):
         env = dict(os.environ, BUILD=BUILD, QEMU_ACCEL="tcg", QEMU_CPU="max",
-                   VM_CPUS=str(self.vcpus), VM_MEM=args.mem, VM_NUMA="1",
+                   VM_CPUS=str(self.vcpus), VM_MEM=args.mem,
+                   VM_NUMA=str(SCALE_NODES) if self.what in ("scale", "lockstat") else "1",
                    VM_ICOUNT="1" if self.icount else "0",
                    # All guest memory backed on the host before the guest
                    # starts: otherwise a case that touches memory no earlier
@@ -245,6 +287,8 @@ class Samples:
         self.notes = []
         self.versions = {}
         self.userspace = {}          # "guest_vcpus_N" -> alloc_bench JSON
+        self.scale_alloc = []        # alloc_bench JSON of each scaling boot
+        self.lockstat = {}           # case -> lock classes, most contended first
 
     def add(self, section, vcpus, case, figure, value):
         self.values.setdefault((section, vcpus, case, figure), []).append(value)
@@ -272,7 +316,8 @@ def parse_boot(boot, samples):
         m = VERSION_RE.search(line)
         if m:
             version = f"{m.group(1)} {m.group(2)}"
-            seen = samples.versions.setdefault(boot.flavor, version)
+            seen = samples.versions.setdefault(
+                boot.flavor + ("-lockstat" if boot.what == "lockstat" else ""), version)
             if seen != version:
                 samples.problems.append(f"{boot.name}: booted {boot.flavor} kernel {version}, "
                                         f"earlier boots {seen}")
@@ -289,6 +334,24 @@ def parse_boot(boot, samples):
             samples.add("mermap", boot.vcpus, "mermap", "refill_batch_us", float(m.group(1)))
             samples.add("mermap", boot.vcpus, "mermap", "refill_batch_blocks",
                         float(m.group(2)))
+        m = LOCKSTAT_RE.search(text) if boot.what == "lockstat" else None
+        if m:
+            samples.lockstat.setdefault(m.group(1), []).append(
+                {"class": m.group(3), "threads": int(m.group(2)), "contentions": int(m.group(4)),
+                 "waittime_total_us": float(m.group(5)), "acquisitions": int(m.group(6))})
+            continue
+        if boot.what == "lockstat":
+            # Its fault_bench figures ran under lockdep: not comparable.
+            if NOTE_RE.search(text):
+                samples.notes.append(f"{boot.name}: {NOTE_RE.search(text).group(0)}")
+            continue
+        m = FIGURE_RE.search(text) if boot.what == "scale" else None
+        if m:
+            try:
+                samples.add("scale", boot.vcpus, m.group(1), m.group(2), float(m.group(3)))
+            except ValueError:
+                samples.problems.append(f"{boot.name}: bad value in: {text}")
+            continue
         m = FIGURE_RE.search(text) if boot.icount else None
         if m:
             try:
@@ -327,7 +390,7 @@ def parse_boot(boot, samples):
         m = NOTE_RE.search(text)
         if m:
             samples.notes.append(f"{boot.name}: {m.group(1)}{m.group(2)}")
-    if boot.what == "kernel" and flavor_seen != boot.flavor:
+    if boot.what in ("kernel", "scale", "lockstat") and flavor_seen != boot.flavor:
         samples.problems.append(f"{boot.name}: the guest reported flavor {flavor_seen}, "
                                 f"expected {boot.flavor}")
     if boot.what == "kernel" and boot.flavor == "patched":
@@ -337,6 +400,13 @@ def parse_boot(boot, samples):
         else:
             for (name, _), v in zip(MERMAP_FIGURES, mermap):
                 samples.add(section, boot.vcpus, "mermap", name, float(v))
+    if boot.what == "lockstat" and not samples.lockstat:
+        samples.problems.append(f"{boot.name}: no 'secmem-bench: lockstat' lines")
+    if boot.what == "scale" and boot.flavor == "patched":
+        try:
+            samples.scale_alloc.append(json.loads("\n".join(json_lines)) if json_lines else None)
+        except ValueError as e:
+            samples.problems.append(f"{boot.name}: alloc_bench JSON unreadable: {e}")
     if boot.what == "userspace":
         if not json_lines:
             samples.problems.append(f"{boot.name}: no alloc_bench JSON in the log")
@@ -392,9 +462,9 @@ def md_table(header, rows):
 
 def build_results(args, samples, boots, host_json, started):
     res = {"kernel": {}, "gmem": {}, "others": {}, "read": {}, "mermap": {}, "icount": {},
-           "mermap_icount": {}, "userspace": {}, "meta": {}}
+           "mermap_icount": {}, "scale": {}, "userspace": {}, "meta": {}}
     spread = {"kernel": {}, "gmem": {}, "others": {}, "read": {}, "mermap": {}, "icount": {},
-              "mermap_icount": {}}
+              "mermap_icount": {}, "scale": {}}
     extra = {}
     supplement = {}
     missing = []
@@ -471,8 +541,7 @@ def build_results(args, samples, boots, host_json, started):
         for case in ICOUNT_CASES + tuple(c + ".read" for c in ICOUNT_READ_CASES):
             read = case.endswith(".read")
             figs = ("ins_per_read_page",) if read else \
-                ("ins_per_fork",) if case.endswith(".fork_exit") else \
-                ("ins_per_fault",) if case.endswith(".anon_thp") else ICOUNT_FIGURES
+                ICOUNT_KIND_FIGURES.get(case.split(".", 1)[1], ICOUNT_FIGURES)
             res["icount"][vk][case], spread["icount"][vk][case] = {}, {}
             for fig in figs:
                 s = summary(samples.get("icount", vcpus, case[:-5] if read else case, fig))
@@ -487,6 +556,30 @@ def build_results(args, samples, boots, host_json, started):
                 missing.append(f"mermap_icount {vk} {name}")
             res["mermap_icount"][vk][name] = s["median"] if s else None
             spread["mermap_icount"][vk][name] = s
+    if args.only in (None, "kernel") and args.scale_runs:
+        vk = vkey(SCALE_VCPUS)
+        res["scale"][vk], spread["scale"][vk] = {}, {}
+        for case in SCALE_CASES:
+            res["scale"][vk][case], spread["scale"][vk][case] = {}, {}
+            figs = SCALE_FIGURES + (tuple(f"flushes_per_mib_t{n}" for n in SCALE_THREADS)
+                                    if case.startswith("patched.") else ())
+            for fig in figs:
+                s = summary(samples.get("scale", SCALE_VCPUS, case, fig))
+                if s is None:
+                    missing.append(f"scale {vk} {case} {fig}")
+                res["scale"][vk][case][fig] = s["median"] if s else None
+                spread["scale"][vk][case][fig] = s
+        for alloc in SCALE_ALLOCATORS:
+            case = f"patched.scale_alloc.{alloc}"
+            res["scale"][vk][case], spread["scale"][vk][case] = {}, {}
+            for fig in SCALE_ALLOC_FIGURES:
+                vals = [((doc or {}).get("userspace") or {}).get(alloc, {}).get(fig)
+                        for doc in samples.scale_alloc]
+                s = summary([v for v in vals if v is not None])
+                if s is None:
+                    missing.append(f"scale {vk} {case} {fig}")
+                res["scale"][vk][case][fig] = s["median"] if s else None
+                spread["scale"][vk][case][fig] = s
     user_meta = {}
     if args.only in (None, "userspace"):
         sources = [("host", host_json)]
@@ -514,7 +607,13 @@ def build_results(args, samples, boots, host_json, started):
         "kernel_versions": kernels,
         "vcpus": args.vcpus,
         "guest_memory": args.mem,
+        "scale_runs": args.scale_runs,
+        # The patched lockstat kernel's /proc/lock_stat in the scaling
+        # workload: case -> lock classes, most contended first.
+        "lockstat": samples.lockstat,
+        "scale_mib": args.scale_mib,
         "qemu": {"accel": "tcg", "cpu": "max", "numa_nodes": 1, "mem_prealloc": True,
+                 "scale_boots": {"vcpus": SCALE_VCPUS, "numa_nodes": SCALE_NODES},
                  "cmdline_added": "nohz=off secmem.bench=... (patched kernel-case boots: "
                                   + KUNIT_APPEND + ")"},
         "runs": args.runs,
@@ -528,8 +627,8 @@ def build_results(args, samples, boots, host_json, started):
                    "instructions instead of ns"),
         "file_mib": args.mib,
         "guest_memfd_mib": args.gmem_mib,
-        "layout": ("kernel, read and mermap are keyed by 'vcpus_N' first, then case and "
-                   "figure; userspace by 'host' or 'guest_vcpus_N', then allocator and "
+        "layout": ("kernel, read, mermap and scale are keyed by 'vcpus_N' first, then case "
+                   "and figure (scale figures end in _tN, N threads); userspace by 'host' or 'guest_vcpus_N', then allocator and "
                    "figure; every value is the median of meta.runs runs (one per fresh "
                    "boot), min/max/values in meta.spread"),
         "host": {
@@ -635,12 +734,26 @@ def targets(res, args):
                     ru >= 0.5 * rp, f"{fmt(ru)} vs 0.5 x {fmt(rp)} = {fmt(0.5 * rp)}")
     for vk, ic in res["icount"].items():
         for stock, patched in ICOUNT_PAIRS:
-            fig = "ins_per_fork" if stock.endswith(".fork_exit") else "ins_per_fault"
-            a = ic.get(stock, {}).get(fig)
-            b = ic.get(patched, {}).get(fig)
-            if None not in (a, b):
-                add(f"icount: {patched}.{fig} within 1% of {stock}", vk,
-                    abs(b - a) <= 0.01 * a, f"{fmt(b)} vs {fmt(a)} ({(b - a) / a * 100:+.2f}%)")
+            for fig in ICOUNT_KIND_FIGURES.get(stock.split(".", 1)[1], ("ins_per_fault",)):
+                a = ic.get(stock, {}).get(fig)
+                b = ic.get(patched, {}).get(fig)
+                if None not in (a, b):
+                    add(f"icount: {patched}.{fig} within 1% of {stock}", vk,
+                        abs(b - a) <= 0.01 * a,
+                        f"{fmt(b)} vs {fmt(a)} ({(b - a) / a * 100:+.2f}%)")
+    # Scaling from 1 to 8 threads (issue 21): MFD_UNMAPPED from a filled pool
+    # at least as well as the plain memfd, in the same boots.
+    for vk, sc in res["scale"].items():
+        def speedup(case):
+            one = sc.get(case, {}).get(f"fault_mib_s_t{SCALE_THREADS[0]}")
+            top = sc.get(case, {}).get(f"fault_mib_s_t{SCALE_THREADS[-1]}")
+            return top / one if one and top else None
+
+        su, sm = speedup("patched.scale_memfd_unmapped_warm"), speedup("patched.scale_memfd")
+        if None not in (su, sm):
+            add(f"scale: patched.scale_memfd_unmapped_warm speedup from {SCALE_THREADS[0]} to "
+                f"{SCALE_THREADS[-1]} threads >= patched.scale_memfd's", vk, su >= sm,
+                f"{su:.2f}x vs {sm:.2f}x")
     # Zeroing a page through the mermap against clear_page() through the
     # direct map (issue 21: >= 0.9x the throughput), as the allocator does
     # it (reserved page, one flush per page) and eight pages per mapping.
@@ -656,12 +769,11 @@ def targets(res, args):
     # worse than the stock kernel's worst boot of the same number.
     for vk, oth in res["others"].items():
         sp = res["meta"]["spread"]["others"][vk] if "spread" in res["meta"] else {}
-        for kind in OTHER_KINDS:
-            fig = OTHER_FIGURES[kind][0]
+        for kind, fig in [(k, f) for k in OTHER_KINDS for f in OTHER_TARGET_FIGURES[k]]:
             st, pa = sp.get(f"stock.{kind}", {}).get(fig), oth.get(f"patched.{kind}", {}).get(fig)
             if not st or pa is None:
                 continue
-            if fig.endswith("_us"):     # lower is better
+            if fig.endswith(("_us", "_ns")):     # lower is better
                 add(f"patched.{kind}.{fig} <= the stock kernel's worst boot", vk,
                     pa <= st["max"], f"{fmt(pa)} vs {fmt(st['max'])} "
                     f"(median ratio {pa / st['median']:.3f})")
@@ -794,7 +906,10 @@ def markdown(res):
         lines.append(f"Private anonymous memory ({meta['file_mib']} MiB, one byte per 4 KiB "
                      "page; `anon`: `MADV_NOHUGEPAGE`, `anon_thp`: `MADV_HUGEPAGE`) and "
                      "`fork()` + `_exit()` + `waitpid()` of a process holding 64 MiB of it "
-                     "(median of 200 rounds per boot).")
+                     "(median of 200 rounds per boot); `page_alloc`: "
+                     "`bench/kmod/page_alloc_bench.ko`, ns per GFP_KERNEL `alloc_pages()` "
+                     "+ `__free_pages()` at order 0 and 9, in pairs (per-CPU lists) and in "
+                     "batches that reach the buddy lists (median of 7 rounds per boot).")
         lines.append("")
         rows = []
         for kind in OTHER_KINDS:
@@ -841,6 +956,10 @@ def markdown(res):
             elif case.endswith(".fork_exit"):
                 rows.append([f"`{case}` (one fork+exit round)",
                              fmt_spread(sp[case].get("ins_per_fork")), "-"])
+            elif case.endswith(".page_alloc"):
+                for fig in figs:
+                    rows.append([f"`{case}` `{fig[4:]}` (one alloc+free)",
+                                 fmt_spread(sp[case].get(fig)), "-"])
             else:
                 rows.append([f"`{case}`", fmt_spread(sp[case].get("ins_per_fault")),
                              fmt_spread(sp[case].get("ins_per_fault_p50"))])
@@ -854,6 +973,60 @@ def markdown(res):
             lines.append("")
             lines += md_table([f"`{n}`" for n in names],
                               [[fmt_spread(spread["mermap_icount"][vk][n]) for n in names]])
+            lines.append("")
+    for vk, sc in res["scale"].items():
+        lines.append(f"## Scaling: {SCALE_VCPUS} vCPUs, {SCALE_NODES} NUMA nodes")
+        lines.append("")
+        lines.append(f"{meta['scale_runs']} boot(s) per kernel. N threads at once, thread i "
+                     f"pinned to CPU i x {SCALE_VCPUS} / N, each faulting in its own file of "
+                     f"{meta['scale_mib']} MiB (median of 3 rounds per boot; `stock.scale_memfd_secret`: "
+                     "1 MiB, one round, as each of its pages costs a flush of every vCPU). "
+                     "MiB/s of all "
+                     "threads together over the wall time from the first thread's start to "
+                     "the last one's end; speedup: that at the most threads over one thread. "
+                     f"The host has {meta['host']['cpus']} CPUs: under TCG no more vCPUs than "
+                     "that run at once, so speedup is bounded by it for every kind alike; "
+                     "what differs between kinds is what they serialize on.")
+        lines.append("")
+        rows = []
+        for case, figs in sc.items():
+            if ".scale_alloc." in case:
+                continue
+            sp = spread["scale"][vk][case]
+            one = figs.get(f"fault_mib_s_t{SCALE_THREADS[0]}")
+            top = figs.get(f"fault_mib_s_t{SCALE_THREADS[-1]}")
+            rows.append([f"`{case}`"] + [fmt_spread(sp.get(f"fault_mib_s_t{n}"))
+                                         for n in SCALE_THREADS]
+                        + [f"{top / one:.2f}x" if one and top else "-",
+                           fmt(figs.get(f"thread_mib_s_t{SCALE_THREADS[-1]}")),
+                           fmt(figs.get(f"flushes_per_mib_t{SCALE_THREADS[-1]}"))])
+        lines += md_table(["case"] + [f"N={n} MiB/s" for n in SCALE_THREADS]
+                          + ["speedup", f"one thread of {SCALE_THREADS[-1]}, MiB/s",
+                             f"flushes/MiB at N={SCALE_THREADS[-1]}"], rows)
+        lines.append("")
+        lines.append("`alloc_bench` in the same patched boots: wall-clock ns per 64-byte "
+                     "alloc+free pair as each of N threads sees it (lower is better; equal "
+                     "across N is perfect scaling while N <= host CPUs).")
+        lines.append("")
+        rows = []
+        for alloc in SCALE_ALLOCATORS:
+            case = f"patched.scale_alloc.{alloc}"
+            sp = spread["scale"][vk].get(case, {})
+            one = sc.get(case, {}).get(SCALE_ALLOC_FIGURES[0])
+            top = sc.get(case, {}).get(SCALE_ALLOC_FIGURES[-1])
+            rows.append([f"`{alloc}`"] + [fmt_spread(sp.get(f)) for f in SCALE_ALLOC_FIGURES]
+                        + [f"{top / one:.2f}x" if one and top else "-"])
+        lines += md_table(["allocator"] + [f"N={n} ns" for n in SCALE_THREADS]
+                          + [f"N={SCALE_THREADS[-1]} / N={SCALE_THREADS[0]}"], rows)
+        lines.append("")
+        for case, classes in meta.get("lockstat", {}).items():
+            lines.append(f"Lock classes waited on, `{case}` at one thread per vCPU "
+                         "(patched lockstat kernel, `/proc/lock_stat`, most contended first):")
+            lines.append("")
+            lines += md_table(["class", "contentions", "wait total (us)", "acquisitions"],
+                              [[f"`{c['class']}`", str(c["contentions"]),
+                                fmt(c["waittime_total_us"]), str(c["acquisitions"])]
+                               for c in classes])
             lines.append("")
     for key, allocs in res["userspace"].items():
         where = "host" if key == "host" else \
@@ -1019,6 +1192,14 @@ def parse_args():
                     help="alloc_bench --runs, host and guest (default 5)")
     ap.add_argument("--alloc-quick", action="store_true",
                     help="alloc_bench --quick (a smoke run, figures not comparable)")
+    ap.add_argument("--scale-runs", type=int,
+                    default=int(os.environ.get("BENCH_SCALE_RUNS", "2")),
+                    help=f"scaling boots per kernel ({SCALE_VCPUS} vCPUs, {SCALE_NODES} NUMA "
+                         "nodes; default 2; 0: none)")
+    ap.add_argument("--no-lockstat", dest="lockstat", action="store_false",
+                    help="no lock-statistics boot of the patched lockstat kernel")
+    ap.add_argument("--scale-mib", type=int, default=16,
+                    help="scaling cases: MiB each thread faults in (default 16)")
     ap.add_argument("--only", choices=("kernel", "userspace"),
                     help="run only the kernel cases or only the allocator comparison")
     ap.add_argument("--parse-only", action="store_true",
@@ -1031,8 +1212,10 @@ def parse_args():
     if not args.vcpus or min(args.vcpus) < 1 or args.runs < 1 or args.mib < 1 \
             or args.gmem_mib < 1:
         ap.error("--vcpus, --runs, --mib and --gmem-mib must be positive")
-    if args.icount_runs < 0:
-        ap.error("--icount-runs must not be negative")
+    if args.icount_runs < 0 or args.scale_runs < 0:
+        ap.error("--icount-runs and --scale-runs must not be negative")
+    if args.scale_mib < 1:
+        ap.error("--scale-mib must be positive")
     return args
 
 
@@ -1045,16 +1228,20 @@ def main():
         started = first_log_date(args) or started
     os.makedirs(LOGS, exist_ok=True)
 
+    kernels = [(f, "release") for f in FLAVORS]
+    if args.only in (None, "kernel") and args.scale_runs and args.lockstat:
+        kernels.append(("patched", "lockstat"))
     if not args.parse_only:
-        for f in FLAVORS:
-            if not os.path.exists(bzimage(f)):
-                print(f"bench: error: {bzimage(f)} is missing (make kernel-release; "
-                      f"kernel/scripts/kbuild.sh build stock release)", file=sys.stderr)
+        for f, v in kernels:
+            if not os.path.exists(bzimage(f, v)):
+                print(f"bench: error: {bzimage(f, v)} is missing (make kernel-release; "
+                      f"kernel/scripts/kbuild.sh build stock release; kernel/scripts/kbuild.sh "
+                      f"build patched lockstat, or --no-lockstat)", file=sys.stderr)
                 return 2
         if not os.path.exists(INITRD):
             print(f"bench: error: {INITRD} is missing (make -C bench initramfs)", file=sys.stderr)
             return 2
-        take_snapshots()
+        take_snapshots(kernels)
 
     boots = []
     for vcpus in args.vcpus:
@@ -1070,6 +1257,11 @@ def main():
         for run in range(1, args.icount_runs + 1):
             for flavor in FLAVORS:
                 boots.append(Boot(flavor, args.vcpus[0], "kernel", run, icount=True))
+        for run in range(1, args.scale_runs + 1):
+            for flavor in FLAVORS:
+                boots.append(Boot(flavor, SCALE_VCPUS, "scale", run))
+        if args.scale_runs and args.lockstat:
+            boots.append(Boot("patched", SCALE_VCPUS, "lockstat", 0))
 
     host_json = None
     if args.only in (None, "userspace"):

@@ -7,6 +7,7 @@
  *   fault_bench [options] fault anon|anon_thp
  *   fault_bench [options] read  memfd|memfd_unmapped
  *   fault_bench [options] forkexit anon
+ *   fault_bench [options] scale memfd|memfd_secret|memfd_unmapped
  *
  * fault: create a file of --size MiB (256), map it MAP_SHARED and write one
  * byte to each 4 KiB page in order, pinned to CPU --cpu (0), timing each
@@ -46,6 +47,17 @@
  * every program faults in: 4 KiB pages (MADV_NOHUGEPAGE) or transparent
  * huge pages (MADV_HUGEPAGE, 2 MiB aligned; thp_faults counts them).
  *
+ * scale memfd|memfd_secret|memfd_unmapped: --threads N threads at once,
+ * thread i pinned to CPU i * (online CPUs) / N (spread over the NUMA
+ * nodes), each creating its own file of --size MiB on its CPU and
+ * writing one byte to each page of it; the threads start together at a
+ * barrier. fault_mib_s_tN: N x --size / (last thread's end - first
+ * thread's start), the median of --rounds (3) rounds; thread_mib_s_tN: the
+ * median over rounds of the median thread's own rate; flushes_per_mib_tN
+ * (patched kernel): nr_tlb_remote_flush per MiB. --pool warm fills every
+ * node's pool with 2 x N x --size first, so that files freed by a round
+ * leave room for the next.
+ *
  * forkexit anon: fork() of a process holding --size MiB of faulted-in
  * anonymous memory, the child's _exit() and waitpid(), --rounds (200)
  * times: fork_exit_us (median round), fork_exit_p99_us, forks_per_s.
@@ -79,6 +91,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <glob.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -127,8 +140,10 @@ static struct {
 	double pool_timeout;
 	int cpu;
 	bool flushes_vmstat;	/* --flushes vmstat */
-	unsigned int rounds;	/* --rounds, forkexit */
-} opt = { 256, 1024, NULL, NULL, 120, 0, false, 200 };
+	unsigned int rounds;	/* --rounds, forkexit and scale */
+	bool rounds_set;
+	unsigned int threads;	/* --threads, scale */
+} opt = { 256, 1024, NULL, NULL, 120, 0, false, 200, false, 1 };
 
 static char case_buf[128];
 
@@ -420,14 +435,16 @@ static void pool_prepare(void)
 		want = 0;
 		if (!strcmp(opt.pool, "refill")) {
 			/* From empty, as a pool the worker keeps refilling. */
-			want = 32LL << 20;
 			nodes = for_each_node(node_set_refill, NULL);
+			want = (32LL << 20) * (long long)nodes;
 			pool_wait_filled(want, t0);
 		}
 	} else {
 		want = ((long long)opt.size_mib << 20) + 2 * pageblock;
 		snprintf(target, sizeof(target), "%lld", want);
 		nodes = for_each_node(node_set, target);
+		/* Every node's pool, not their sum, must be filled. */
+		want *= (long long)nodes;
 		pool_wait_filled(want, t0);
 	}
 	if (!nodes)
@@ -934,6 +951,132 @@ static void run_forkexit(enum kind k)
 	free(lat);
 }
 
+/* --- scale ---------------------------------------------------------------- */
+
+struct scale_thread {
+	pthread_t tid;
+	pthread_barrier_t *start;
+	enum kind k;
+	size_t size;
+	int cpu;
+	double t0, t1;
+	char *p;
+	int fd;
+};
+
+static void *scale_thread_run(void *arg)
+{
+	struct scale_thread *t = arg;
+	volatile char *p;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(t->cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("pinning a thread to CPU %d: %s", t->cpu, strerror(errno));
+	/* Created on its own CPU: its pages come from that CPU's node. */
+	t->fd = open_file(t->k, t->size, true);
+	t->p = mmap(NULL, t->size, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd, 0);
+	if (t->p == MAP_FAILED)
+		die("mmap of %zu bytes: %s", t->size, strerror(errno));
+	p = t->p;
+	pthread_barrier_wait(t->start);
+	t->t0 = now();
+	for (size_t off = 0; off < t->size; off += PAGE)
+		p[off] = 1;
+	t->t1 = now();
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void run_scale(enum kind k)
+{
+	unsigned int n = opt.threads, rounds = opt.rounds_set ? opt.rounds : 3;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t size = opt.size_mib << 20;
+	double *total, *thread, *own;
+	long long before[NCTR], after[NCTR], flushes = 0;
+	struct scale_thread *t;
+	pthread_barrier_t start;
+	char name[64];
+
+	if (k != K_MEMFD && k != K_SECRET && k != K_UNMAPPED)
+		die("scale: only memfd, memfd_secret and memfd_unmapped");
+	if (cpus < 1 || n > (unsigned long)cpus)
+		die("scale: --threads %u, but %ld CPU(s) online", n, cpus);
+	t = calloc(n, sizeof(*t));
+	total = calloc(rounds, sizeof(*total));
+	thread = calloc(rounds, sizeof(*thread));
+	own = calloc(n, sizeof(*own));
+	if (!t || !total || !thread || !own)
+		die("out of memory");
+	if (opt.pool) {
+		/* pool_prepare() fills every node to --size plus slack. */
+		unsigned long per_thread = opt.size_mib;
+
+		opt.size_mib = 2 * n * per_thread;
+		pool_prepare();
+		opt.size_mib = per_thread;
+	}
+	for (unsigned int r = 0; r < rounds; r++) {
+		double first = 0, last = 0;
+
+		/* Around the threads only, not the munmap()s (user flushes). */
+		read_counters(before, NULL);
+		if (pthread_barrier_init(&start, NULL, n))
+			die("pthread_barrier_init failed");
+		for (unsigned int i = 0; i < n; i++) {
+			t[i] = (struct scale_thread){
+				.start = &start, .k = k, .size = size,
+				.cpu = (int)(i * (unsigned long)cpus / n), .fd = -1,
+			};
+			errno = pthread_create(&t[i].tid, NULL, scale_thread_run, &t[i]);
+			if (errno)
+				die("pthread_create: %s", strerror(errno));
+		}
+		for (unsigned int i = 0; i < n; i++) {
+			pthread_join(t[i].tid, NULL);
+			if (!i || t[i].t0 < first)
+				first = t[i].t0;
+			if (!i || t[i].t1 > last)
+				last = t[i].t1;
+		}
+		read_counters(after, NULL);
+		flushes += after[C_REMOTE_FLUSH] - before[C_REMOTE_FLUSH];
+		pthread_barrier_destroy(&start);
+		total[r] = (double)n * (double)opt.size_mib / (last - first);
+		for (unsigned int i = 0; i < n; i++)
+			own[i] = (double)opt.size_mib / (t[i].t1 - t[i].t0);
+		qsort(own, n, sizeof(*own), cmp_double);
+		thread[r] = own[n / 2];
+		for (unsigned int i = 0; i < n; i++) {
+			munmap(t[i].p, size);
+			close(t[i].fd);
+		}
+	}
+	qsort(total, rounds, sizeof(*total), cmp_double);
+	qsort(thread, rounds, sizeof(*thread), cmp_double);
+	snprintf(name, sizeof(name), "fault_mib_s_t%u", n);
+	figure(name, total[rounds / 2]);
+	snprintf(name, sizeof(name), "thread_mib_s_t%u", n);
+	figure(name, thread[rounds / 2]);
+	/* Exact on the patched kernel only (patch 0016 counts kernel ranges). */
+	if (patched_kernel() && before[C_REMOTE_FLUSH] >= 0) {
+		snprintf(name, sizeof(name), "flushes_per_mib_t%u", n);
+		figure(name, (double)flushes / ((double)rounds * n * opt.size_mib));
+	}
+	free(own);
+	free(thread);
+	free(total);
+	free(t);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -942,6 +1085,7 @@ static void usage(FILE *f)
 "       %s [options] fault anon|anon_thp\n"
 "       %s [options] read memfd|memfd_unmapped\n"
 "       %s [options] forkexit anon\n"
+"       %s [options] scale memfd|memfd_secret|memfd_unmapped\n"
 "  --size MIB        file size (default 256)\n"
 "  --chunk KIB       read: size of one read() (default 1024)\n"
 "  --pool cold|warm|refill  patched kernels: empty or fill the unmapped pool\n"
@@ -951,9 +1095,10 @@ static void usage(FILE *f)
 "  --flushes ipi|vmstat  fault: count shootdowns from IPIs (a bound, any\n"
 "                    kernel) or nr_tlb_remote_flush (exact, patched kernel)\n"
 "  --case NAME       case name in the output (default <flavor>.<kind>[_<pool>])\n"
-"  --rounds N        forkexit: fork()s timed (default 200)\n"
+"  --rounds N        forkexit: fork()s timed (default 200); scale: rounds (3)\n"
+"  --threads N       scale: threads faulting their own files at once (1)\n"
 "Prints 'secmem-bench: case=NAME figure=NAME value=N' lines; exit 4: skipped.\n",
-		prog, prog, prog, prog, prog);
+		prog, prog, prog, prog, prog, prog);
 }
 
 static unsigned long parse_ulong(const char *s, const char *what)
@@ -979,6 +1124,7 @@ int main(int argc, char **argv)
 		{ "cpu", required_argument, NULL, 'C' },
 		{ "flushes", required_argument, NULL, 'F' },
 		{ "rounds", required_argument, NULL, 'r' },
+		{ "threads", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1023,6 +1169,15 @@ int main(int argc, char **argv)
 			if (end == optarg || *end || !v || v > 1000000)
 				die("--rounds: '%s' is not a number from 1 to 1000000", optarg);
 			opt.rounds = (unsigned int)v;
+			opt.rounds_set = true;
+			break;
+		}
+		case 'T': {
+			unsigned long v = parse_ulong(optarg, "--threads");
+
+			if (v > MAX_CPUS)
+				die("--threads: at most %d", MAX_CPUS);
+			opt.threads = (unsigned int)v;
 			break;
 		}
 		case 'F':
@@ -1077,7 +1232,9 @@ int main(int argc, char **argv)
 		run_read(k);
 	else if (!strcmp(mode, "forkexit"))
 		run_forkexit(k);
+	else if (!strcmp(mode, "scale"))
+		run_scale(k);
 	else
-		die("unknown mode '%s' (fault, read or forkexit)", mode);
+		die("unknown mode '%s' (fault, read, forkexit or scale)", mode);
 	return 0;
 }
