@@ -221,8 +221,8 @@ lint() {
 # lintian's verdict is kept with the key of what it checked (both
 # packages' keys, lintian's version): an unchanged set is not checked
 # again (half a minute), its saved result is shown.
-lint_key=$(echo "lint 1 $source_key ${kernel_key:-nokernel} $(dpkg-query -W -f='${Version}' lintian)" |
-	sha256sum | cut -c1-16)
+lint_key=$(echo "lint 1 $source_key ${kernel_key:-nokernel} $(dpkg-query -W -f='${Version}' lintian)" \
+	"$(sha256sum <"$top/debian/kernel.lintian-suppress")" | sha256sum | cut -c1-16)
 if [ "$(cat "$out/lintian.key" 2>/dev/null)" = "$lint_key" ] && [ -f "$lintian_out" ]; then
 	lrc=$(cat "$out/lintian.rc")
 	info "lintian: packages unchanged since the last check (key $lint_key), its result:"
