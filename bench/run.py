@@ -460,6 +460,14 @@ def md_table(header, rows):
     return out
 
 
+def record(res, spread, missing, section, vk, case, fig, s):
+    """One summarized figure into res and spread; a missing one is named."""
+    if s is None:
+        missing.append(f"{section} {vk} {case} {fig}")
+    res[section][vk][case][fig] = s["median"] if s else None
+    spread[section][vk][case][fig] = s
+
+
 def build_results(args, samples, boots, host_json, started):
     res = {"kernel": {}, "gmem": {}, "others": {}, "read": {}, "mermap": {}, "icount": {},
            "mermap_icount": {}, "scale": {}, "userspace": {}, "meta": {}}
@@ -475,11 +483,8 @@ def build_results(args, samples, boots, host_json, started):
             for case in KERNEL_CASES:
                 res["kernel"][vk][case], spread["kernel"][vk][case] = {}, {}
                 for fig in KERNEL_FIGURES:
-                    s = summary(samples.get("kernel", vcpus, case, fig))
-                    if s is None:
-                        missing.append(f"kernel {vk} {case} {fig}")
-                    res["kernel"][vk][case][fig] = s["median"] if s else None
-                    spread["kernel"][vk][case][fig] = s
+                    record(res, spread, missing, "kernel", vk, case, fig,
+                           summary(samples.get("kernel", vcpus, case, fig)))
                 extra[vk][case] = {fig: summary(samples.get("kernel", vcpus, case, fig))
                                    for fig in KERNEL_EXTRA
                                    if samples.get("kernel", vcpus, case, fig)}
@@ -496,11 +501,8 @@ def build_results(args, samples, boots, host_json, started):
             for case in GMEM_CASES:
                 res["gmem"][vk][case], spread["gmem"][vk][case] = {}, {}
                 for fig in GMEM_FIGURES:
-                    s = summary(samples.get("gmem", vcpus, case, fig))
-                    if s is None:
-                        missing.append(f"gmem {vk} {case} {fig}")
-                    res["gmem"][vk][case][fig] = s["median"] if s else None
-                    spread["gmem"][vk][case][fig] = s
+                    record(res, spread, missing, "gmem", vk, case, fig,
+                           summary(samples.get("gmem", vcpus, case, fig)))
                 extra[vk][case] = {fig: summary(samples.get("gmem", vcpus, case, fig))
                                    for fig in KERNEL_EXTRA
                                    if samples.get("gmem", vcpus, case, fig)}
@@ -510,11 +512,8 @@ def build_results(args, samples, boots, host_json, started):
                     case = f"{flavor}.{kind}"
                     res["others"][vk][case], spread["others"][vk][case] = {}, {}
                     for fig in OTHER_FIGURES[kind]:
-                        s = summary(samples.get("others", vcpus, case, fig))
-                        if s is None:
-                            missing.append(f"others {vk} {case} {fig}")
-                        res["others"][vk][case][fig] = s["median"] if s else None
-                        spread["others"][vk][case][fig] = s
+                        record(res, spread, missing, "others", vk, case, fig,
+                               summary(samples.get("others", vcpus, case, fig)))
                     extra[vk][case] = {fig: summary(samples.get("others", vcpus, case, fig))
                                        for fig in KERNEL_EXTRA + OTHER_EXTRA
                                        if samples.get("others", vcpus, case, fig)}
@@ -522,11 +521,8 @@ def build_results(args, samples, boots, host_json, started):
             for case in READ_CASES:
                 res["read"][vk][case], spread["read"][vk][case] = {}, {}
                 for fig in READ_FIGURES:
-                    s = summary(samples.get("read", vcpus, case, fig))
-                    if s is None:
-                        missing.append(f"read {vk} {case} {fig}")
-                    res["read"][vk][case][fig] = s["median"] if s else None
-                    spread["read"][vk][case][fig] = s
+                    record(res, spread, missing, "read", vk, case, fig,
+                           summary(samples.get("read", vcpus, case, fig)))
             res["mermap"][vk], spread["mermap"][vk] = {}, {}
             for name in [n for n, _ in MERMAP_FIGURES] + list(REFILL_FIGURES):
                 s = summary(samples.get("mermap", vcpus, "mermap", name))
@@ -544,11 +540,8 @@ def build_results(args, samples, boots, host_json, started):
                 ICOUNT_KIND_FIGURES.get(case.split(".", 1)[1], ICOUNT_FIGURES)
             res["icount"][vk][case], spread["icount"][vk][case] = {}, {}
             for fig in figs:
-                s = summary(samples.get("icount", vcpus, case[:-5] if read else case, fig))
-                if s is None:
-                    missing.append(f"icount {vk} {case} {fig}")
-                res["icount"][vk][case][fig] = s["median"] if s else None
-                spread["icount"][vk][case][fig] = s
+                record(res, spread, missing, "icount", vk, case, fig,
+                       summary(samples.get("icount", vcpus, case[:-5] if read else case, fig)))
         res["mermap_icount"][vk], spread["mermap_icount"][vk] = {}, {}
         for name, _ in MERMAP_FIGURES:
             s = summary(samples.get("mermap_icount", vcpus, "mermap", name))
@@ -564,22 +557,16 @@ def build_results(args, samples, boots, host_json, started):
             figs = SCALE_FIGURES + (tuple(f"flushes_per_mib_t{n}" for n in SCALE_THREADS)
                                     if case.startswith("patched.") else ())
             for fig in figs:
-                s = summary(samples.get("scale", SCALE_VCPUS, case, fig))
-                if s is None:
-                    missing.append(f"scale {vk} {case} {fig}")
-                res["scale"][vk][case][fig] = s["median"] if s else None
-                spread["scale"][vk][case][fig] = s
+                record(res, spread, missing, "scale", vk, case, fig,
+                       summary(samples.get("scale", SCALE_VCPUS, case, fig)))
         for alloc in SCALE_ALLOCATORS:
             case = f"patched.scale_alloc.{alloc}"
             res["scale"][vk][case], spread["scale"][vk][case] = {}, {}
             for fig in SCALE_ALLOC_FIGURES:
                 vals = [((doc or {}).get("userspace") or {}).get(alloc, {}).get(fig)
                         for doc in samples.scale_alloc]
-                s = summary([v for v in vals if v is not None])
-                if s is None:
-                    missing.append(f"scale {vk} {case} {fig}")
-                res["scale"][vk][case][fig] = s["median"] if s else None
-                spread["scale"][vk][case][fig] = s
+                record(res, spread, missing, "scale", vk, case, fig,
+                       summary([v for v in vals if v is not None]))
     user_meta = {}
     if args.only in (None, "userspace"):
         sources = [("host", host_json)]
@@ -628,8 +615,8 @@ def build_results(args, samples, boots, host_json, started):
         "file_mib": args.mib,
         "guest_memfd_mib": args.gmem_mib,
         "layout": ("kernel, read, mermap and scale are keyed by 'vcpus_N' first, then case "
-                   "and figure (scale figures end in _tN, N threads); userspace by 'host' or 'guest_vcpus_N', then allocator and "
-                   "figure; every value is the median of meta.runs runs (one per fresh "
+                   "and figure (scale figures end in _tN, N threads); userspace by 'host' "
+                   "or 'guest_vcpus_N', then allocator and figure; every value is the median of meta.runs runs (one per fresh "
                    "boot), min/max/values in meta.spread"),
         "host": {
             "kernel": platform.release(),
@@ -979,8 +966,8 @@ def markdown(res):
         lines.append("")
         lines.append(f"{meta['scale_runs']} boot(s) per kernel. N threads at once, thread i "
                      f"pinned to CPU i x {SCALE_VCPUS} / N, each faulting in its own file of "
-                     f"{meta['scale_mib']} MiB (median of 3 rounds per boot; `stock.scale_memfd_secret`: "
-                     "1 MiB, one round, as each of its pages costs a flush of every vCPU). "
+                     f"{meta['scale_mib']} MiB (median of 3 rounds per boot; "
+                     "`stock.scale_memfd_secret`: 1 MiB, one round, as each of its pages costs a flush of every vCPU). "
                      "MiB/s of all "
                      "threads together over the wall time from the first thread's start to "
                      "the last one's end; speedup: that at the most threads over one thread. "
