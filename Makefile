@@ -250,10 +250,13 @@ check-guest-release: kernel-release
 # adds at boot and leaves offline: unmapped_memhotplug_test (reliability
 # case 4) onlines it, offlines it and leaves it offline again, so no other
 # test sees it. VM_DIMM= (empty) boots without it.
+# The whole run takes about 14 minutes here: VM_TIMEOUT leaves room for a
+# slower host, each program being bounded by its own timeout, 420 s: the
+# fragmentation cases fill and fragment all memory first (a minute or two).
 CHECK_GUEST_DIMM ?= 512M
 
 check-guest: kernel-debug initramfs
-	@VM_DIMM=$${VM_DIMM-$(CHECK_GUEST_DIMM)} tests/vm/run-vm.sh --kernel $(call bzimage,patched,debug) \
+	@VM_TIMEOUT=$${VM_TIMEOUT-1800} VM_TEST_TIMEOUT=$${VM_TEST_TIMEOUT-420} VM_DIMM=$${VM_DIMM-$(CHECK_GUEST_DIMM)} tests/vm/run-vm.sh --kernel $(call bzimage,patched,debug) \
 		--initrd $(BUILD)/initramfs.cpio.gz --mode check \
 		$(if $(FILTER),--filter '$(FILTER)') --append '$(DEBUG_GUEST_APPEND)' \
 		--log $(BUILD)/logs/check-guest.log --results $(BUILD)/results/guest.tap

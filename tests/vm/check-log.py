@@ -125,6 +125,17 @@ class Line:
         self.kernel = kernel    # had a printk timestamp
 
 
+# A failed result's lines that say why, written under it in the TAP file
+# (at most MAX_WHY_LINES), so that the summary of a long run shows them.
+WHY_RE = re.compile(r"\bFAIL\b|\bnot ok\b|timed out|Bail out")
+MAX_WHY_LINES = 4
+
+
+def failure_lines(diag):
+    texts = [d.text if isinstance(d, Line) else d for d in diag]
+    return [t.lstrip("# ").strip() for t in texts if WHY_RE.search(t)][:MAX_WHY_LINES]
+
+
 class Result:
     def __init__(self, name, status, reason="", line=None, diag=None):
         self.name = name
@@ -483,10 +494,14 @@ class Checker:
         else:
             self.parse_demo()
         self.scan_splats()
+        # The first reports, as "FAIL:" lines for the TAP file's reasons.
         self.add(Result("vm.kernel-log-clean", "fail" if self.splats else "pass",
-                        f"{len(self.splats)} splat line(s)" if self.splats else ""))
+                        f"{len(self.splats)} splat line(s)" if self.splats else "",
+                        diag=[f"FAIL: {what}: {line.text.strip()}"
+                              for line, what in self.splats]))
         self.add(Result("vm.run-complete", "fail" if self.problems else "pass",
-                        f"{len(self.problems)} problem(s)" if self.problems else ""))
+                        f"{len(self.problems)} problem(s)" if self.problems else "",
+                        diag=[f"FAIL: {what}" for _, what in self.problems]))
 
     def context(self, number):
         lo = max(1, number - CONTEXT_BEFORE)
@@ -532,6 +547,8 @@ class Checker:
                     f.write(f"not ok {n} {name}\n")
                     if r.reason:
                         f.write(f"# {r.reason}\n")
+                    for text in failure_lines(r.diag):
+                        f.write(f"# {text}\n")
 
     def summary(self):
         passed = sum(r.status == "pass" for r in self.results)

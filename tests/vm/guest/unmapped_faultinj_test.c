@@ -798,6 +798,14 @@ static enum tap_result run_site(const char *id, const struct site *s)
 	if (s->churn && pthread_create(&churner, NULL, churn, &toggles))
 		tap_bail("pthread_create failed");
 	upool_sleep_ms(fi_seconds * 1000);
+	/*
+	 * A site the traffic reaches rarely (an allocation that must convert,
+	 * while the churn keeps refilling the pool) may not be reached in
+	 * fi_seconds on a slow host: run on until it was, for up to four
+	 * times as long again. Nothing injected after that still fails.
+	 */
+	while (fi_times(s->kind) == FI_TIMES && upool_now() - t0 < 5.0 * fi_seconds)
+		upool_sleep_ms(250);
 	atomic_store(&stop, true);
 	for (i = 0; i < FI_SPAWNERS; i++)
 		pthread_join(spawners[i], NULL);

@@ -81,6 +81,11 @@
 #define FRAG_PIPE_PAGES		256	/* a 1 MiB pipe: one page per slot */
 #define FRAG_MAX_PIPES		1024
 #define FRAG_POOL_TIMEOUT	60.0
+#define FRAG_PINNED_SLOW_STEP	5.0	/* s: a step slower than this is shown */
+/*
+ * Below the runner's 420 s per program (make check-guest), so that a late
+ * sub-test says how far it got.
+ */
 #define SUBTEST_TIMEOUT		400
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 
@@ -496,7 +501,7 @@ static void files_free(struct unmapped_files *f)
 /* The allocator's vmstat events and what else the case watches. */
 struct frag_counts {
 	long long pool, convert, fail, unmap, oom, compact_migrated, compact_stall,
-		directmap4k;
+		directmap4k, deferred;
 };
 
 static void counts_read(struct frag_counts *c)
@@ -509,6 +514,7 @@ static void counts_read(struct frag_counts *c)
 	c->compact_migrated = upool_vmstat("compact_migrate_scanned");
 	c->compact_stall = upool_vmstat("compact_stall");
 	c->directmap4k = upool_meminfo("DirectMap4k");
+	c->deferred = upool_vmstat("unmapped_convert_deferred");
 }
 
 /* Give everything back and check that no unmapped memory is left. */
@@ -762,12 +768,24 @@ static bool secmemd_stop_logged_fallback(pid_t pid)
 	return found;
 }
 
+/* A slow step of test_pinned(): where the time went, since @c0. */
+static __attribute__((unused)) void slow_step_diag(const struct unmapped_files *f,
+						   const struct frag_counts *c0, double secs)
+{
+	struct frag_counts c;
+
+	counts_read(&c);
+	tap_diag("the step to %zu MiB took %.1f s; since the start: %lld fallbacks, %lld compaction stalls, %lld conversions skipped (backoff), %lld pageblocks converted",
+		 f->bytes >> 20, secs, c.fail - c0->fail, c.compact_stall - c0->compact_stall,
+		 c.deferred - c0->deferred, c.unmap - c0->unmap);
+}
+
 static __attribute__((unused)) enum tap_result test_pinned(void)
 {
 	struct unmapped_files f = { 0 };
 	struct frag_counts c0, c1;
 	struct nlt_listener l;
-	long long free1, fallback, node_fail0, node_fail1;
+	long long free1, fallback, stalls, node_fail0, node_fail1;
 	u64_t v;
 	struct hog h;
 	int err, ev;
@@ -807,7 +825,11 @@ static __attribute__((unused)) enum tap_result test_pinned(void)
 	while (!err && f.bytes < FRAG_PINNED_BYTES) {
 		enum upool_how how = f.bytes < FRAG_PINNED_BYTES / 2 ? UPOOL_MFD_MMAP : UPOOL_SECRET;
 
+		double t_step = upool_now();
+
 		err = files_alloc(&f, FRAG_PINNED_STEP, how);
+		if (upool_now() - t_step > FRAG_PINNED_SLOW_STEP)
+			slow_step_diag(&f, &c0, upool_now() - t_step);
 		if (!l.sk)
 			continue;
 		nlt_poll(&l, upool_vmstat("unmapped_alloc_fail") > c0.fail ? 1000 : 0);
@@ -844,6 +866,18 @@ static __attribute__((unused)) enum tap_result test_pinned(void)
 	}
 	if (c1.oom != c0.oom) {
 		tap_diag("FAIL: the OOM killer ran");
+		ok = false;
+	}
+	/*
+	 * A conversion that failed holds the next ones back (the kernel's
+	 * backoff): most fallbacks skip converting and never stall in
+	 * compaction. Without it, every fallback stalled once.
+	 */
+	stalls = c1.compact_stall - c0.compact_stall;
+	tap_diag("compaction stalls: %lld for %lld fallbacks; conversions skipped by the backoff: %lld",
+		 stalls, fallback, c1.deferred - c0.deferred);
+	if (stalls > fallback / 10 + 20 || c1.deferred <= c0.deferred) {
+		tap_diag("FAIL: the fallbacks did not skip converting after failed conversions");
 		ok = false;
 	}
 	if (daemon > 0 && !secmemd_stop_logged_fallback(daemon)) {
