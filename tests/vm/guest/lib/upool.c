@@ -179,6 +179,21 @@ int upool_knob_set(int node, enum upool_knob k, u64_t val)
 	return err;
 }
 
+int upool_give_back_kept(void)
+{
+	u64_t high;
+	int i, err;
+
+	for (i = 0; i < upool.nr_nodes; i++) {
+		err = upool_knob_get(upool.node[i].id, UPOOL_HIGH, &high);
+		if (!err)
+			err = upool_knob_set(upool.node[i].id, UPOOL_HIGH, high);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int upool_set(int node, u64_t target, u64_t low, u64_t high)
 {
 	u64_t cur_high;

@@ -132,6 +132,13 @@ int upool_knob_get(int node, enum upool_knob k, u64_t *val);
 /* Write one knob; says what failed. */
 int upool_knob_set(int node, enum upool_knob k, u64_t val);
 /*
+ * Put the free unmapped pages that CPUs keep for their next allocations
+ * back on the free lists (they are counted free either way, but only then
+ * does /proc/pagetypeinfo see them): any knob write does, so write every
+ * node's watermark_high with its own value. 0 or a negative errno.
+ */
+int upool_give_back_kept(void);
+/*
  * Set a node's three knobs, ordering the watermark writes so that
  * low <= high holds after each one.
  */
