@@ -14,6 +14,12 @@
  *  mermap_prepare  fail_function on mermap_populate_slot() (the page
  *                  tables of one CPU's mermap slot; earlier slots may have
  *                  been populated when it fails)
+ *  mermap_map      fail_function on mermap_map_pages() (the mapping
+ *                  read() and write() copy through), half the time
+ *  mermap_map_retry the same, failing three and then four times in a row
+ *                  with nothing else running: read() and write() try four
+ *                  times, so the first copy must succeed, the second fail
+ *                  with ENOMEM
  *  refill          fail_function on unmapped_pool_convert() (the pool
  *                  worker's conversion)
  *  refill_retry    the same, failing twice with nothing else running: the
@@ -27,7 +33,7 @@
  * The injectable functions are the series' (ALLOW_ERROR_INJECTION). Not
  * injected: set_memory_p() when a block goes back to the direct map (the
  * kernel warns if it fails, and the debug guest panics on a warning) and
- * mermap_map_reserved(), which cannot fail.
+ * mermap_map_reserved(), which cannot fail once the mm is prepared.
  *
  * The workload: two threads that each fork short-lived jobs (a fresh mm
  * each, so that the mermap is set up again) which create an MFD_UNMAPPED
@@ -103,6 +109,7 @@ enum fi_kind { FI_FUNCTION, FI_SLAB, FI_PAGE };
 struct site {
 	enum fi_kind kind;
 	const char *func;	/* FI_FUNCTION: the function */
+	const char *retval;	/* FI_FUNCTION: what it returns, if not -ENOMEM */
 	unsigned int probability;
 	bool task_filter;	/* only the jobs (make-it-fail) */
 	bool min_order_block;	/* FI_PAGE: only pageblock-sized allocations */
@@ -559,7 +566,7 @@ static int fi_enable(const struct site *s, unsigned int probability, int times)
 		err |= fi_write(s->kind, "inject", s->func);
 		snprintf(path, sizeof(path), "%s/retval", s->func);
 		/* -ENOMEM, as the 64-bit value the kprobe puts in the return register. */
-		err |= fi_write(s->kind, path, "0xfffffffffffffff4");
+		err |= fi_write(s->kind, path, s->retval ? s->retval : "0xfffffffffffffff4");
 	} else {
 		err |= fi_write(s->kind, "ignore-gfp-wait", "N");
 	}
@@ -916,6 +923,107 @@ static enum tap_result test_mermap_prepare(void)
 	return run_site("mermap_prepare", &s);
 }
 
+static enum tap_result test_mermap_map(void)
+{
+	/*
+	 * Half the time: a copy fails only after four failures in a row, so
+	 * the jobs see some ENOMEM and still finish rounds.
+	 */
+	static const struct site s = {
+		.kind = FI_FUNCTION, .func = "mermap_map_pages", .retval = "0",
+		.probability = 50, .want_enomem = true,
+	};
+	return run_site("mermap_map", &s);
+}
+
+#define RETRY_PAGES	16	/* one mapping of read() and write() */
+
+/* One pread() or pwrite() of RETRY_PAGES with @fails mapping failures armed. */
+static ssize_t retry_io(int fd, uint64_t *buf, bool to_file, int fails, long long *left)
+{
+	static const struct site s = {
+		.kind = FI_FUNCTION, .func = "mermap_map_pages", .retval = "0",
+		.probability = 100,
+	};
+	ssize_t n;
+	int err;
+
+	*left = -1;
+	if (fi_enable(&s, s.probability, fails)) {
+		fi_disable_all();
+		errno = EIO;
+		return -2;
+	}
+	if (to_file)
+		n = pwrite(fd, buf, RETRY_PAGES * UPOOL_PAGE, 0);
+	else
+		n = pread(fd, buf, RETRY_PAGES * UPOOL_PAGE, 0);
+	err = errno;
+	*left = fi_times(s.kind);
+	fi_disable_all();
+	errno = err;
+	return n;
+}
+
+/*
+ * read() and write() try to map their pages four times, a tick apart,
+ * before they fail: three failures in a row are absorbed, four are not.
+ */
+static enum tap_result test_mermap_map_retry(void)
+{
+	static uint64_t buf[RETRY_PAGES * UPOOL_PAGE / 8];
+	const ssize_t len = sizeof(buf);
+	bool ok = true;
+	long long left;
+	unsigned int pg;
+	ssize_t n;
+	int fd;
+
+	fd = memfd_create("faultinj-retry", MFD_UNMAPPED | MFD_CLOEXEC);
+	if (fd < 0) {
+		tap_diag("mermap_map_retry: memfd_create(MFD_UNMAPPED): %m");
+		return TAP_FAIL;
+	}
+	/* Unarmed first, so that the mm's mermap is prepared. */
+	for (pg = 0; pg < RETRY_PAGES; pg++)
+		fill_page(buf + pg * UPOOL_PAGE / 8, 1, 1, pg);
+	if (pwrite(fd, buf, len, 0) != len) {
+		tap_diag("mermap_map_retry: the first pwrite() failed: %m");
+		close(fd);
+		return TAP_FAIL;
+	}
+
+	for (pg = 0; pg < RETRY_PAGES; pg++)
+		fill_page(buf + pg * UPOOL_PAGE / 8, 1, 2, pg);
+	n = retry_io(fd, buf, true, 3, &left);
+	tap_diag("mermap_map_retry: pwrite() with 3 failures armed: %zd (%s), %lld left", n,
+		 n < 0 ? strerror(errno) : "ok", left);
+	if (n != len || left != 0)
+		ok = false;
+
+	memset(buf, 0, sizeof(buf));
+	n = retry_io(fd, buf, false, 3, &left);
+	tap_diag("mermap_map_retry: pread() with 3 failures armed: %zd (%s), %lld left", n,
+		 n < 0 ? strerror(errno) : "ok", left);
+	if (n != len || left != 0)
+		ok = false;
+	for (pg = 0; n == len && pg < RETRY_PAGES; pg++) {
+		if (!page_is(buf + pg * UPOOL_PAGE / 8, 1, 2, pg)) {
+			tap_diag("mermap_map_retry: page %u is not what pwrite() stored", pg);
+			ok = false;
+			break;
+		}
+	}
+
+	n = retry_io(fd, buf, false, 4, &left);
+	tap_diag("mermap_map_retry: pread() with 4 failures armed: %zd (%s), %lld left", n,
+		 n < 0 ? strerror(errno) : "ok", left);
+	if (n != -1 || errno != ENOMEM || left != 0)
+		ok = false;
+	close(fd);
+	return ok ? TAP_PASS : TAP_FAIL;
+}
+
 static enum tap_result test_refill(void)
 {
 	static const struct site s = {
@@ -995,6 +1103,9 @@ static const struct subtest subtests[] = {
 	{ "direct_map", "fail_function unmapped_set_direct_map_np under traffic", test_direct_map },
 	{ "mermap_prepare", "fail_function mermap_populate_slot under traffic",
 	  test_mermap_prepare },
+	{ "mermap_map", "fail_function mermap_map_pages under traffic", test_mermap_map },
+	{ "mermap_map_retry", "read() and write() absorb three mapping failures in a row, not four",
+	  test_mermap_map_retry },
 	{ "refill", "fail_function unmapped_pool_convert (pool worker) under traffic",
 	  test_refill },
 	{ "refill_retry", "the pool worker fills the pool by itself after failed conversions",
