@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The driver of `make bench` (bench/README.md, docs/PERFORMANCE.md).
 
-    run.py [--vcpus 2,4] [--runs 5] [--icount-runs 3] [--scale-runs 2]
+    run.py [--vcpus 2,4] [--runs 5] [--icount-runs 3] [--scale-runs 5]
            [--scale-mib 16] [--no-lockstat] [--mem 2G]
            [--only kernel|userspace] [--alloc-runs N] [--parse-only]
 
@@ -1180,9 +1180,9 @@ def parse_args():
     ap.add_argument("--alloc-quick", action="store_true",
                     help="alloc_bench --quick (a smoke run, figures not comparable)")
     ap.add_argument("--scale-runs", type=int,
-                    default=int(os.environ.get("BENCH_SCALE_RUNS", "2")),
+                    default=int(os.environ.get("BENCH_SCALE_RUNS", "5")),
                     help=f"scaling boots per kernel ({SCALE_VCPUS} vCPUs, {SCALE_NODES} NUMA "
-                         "nodes; default 2; 0: none)")
+                         "nodes; default 5; 0: none)")
     ap.add_argument("--no-lockstat", dest="lockstat", action="store_false",
                     help="no lock-statistics boot of the patched lockstat kernel")
     ap.add_argument("--scale-mib", type=int, default=16,
