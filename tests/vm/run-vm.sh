@@ -178,7 +178,8 @@ fi
 # Tells the guest tests a DIMM is there to be found: without one they skip,
 # with this they fail when it is missing.
 [ -n "$dimm_mib" ] && cmdline="$cmdline secmem.dimm=${dimm_mib}M"
-[ -n "$swap_mib" ] && cmdline="$cmdline secmem.swap=/dev/vda hibernate=nocompress"
+# no_console_suspend: a crash while the image is made is otherwise silent.
+[ -n "$swap_mib" ] && cmdline="$cmdline secmem.swap=/dev/vda hibernate=nocompress no_console_suspend"
 if [ -n "$tar" ]; then
 	if [ -n "$swap_mib" ]; then
 		cmdline="$cmdline secmem.tar=/dev/vdb"

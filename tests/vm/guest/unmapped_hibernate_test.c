@@ -23,6 +23,11 @@
  *                MFD_UNMAPPED file gets EIO, hibernation_wiped_files went
  *                up by 2, a SECRETS_WIPED netlink event came with 2
  *                files and their bytes, and the control reads back.
+ *                The pool worker is kept busy meanwhile: a 96 MiB fill
+ *                starts just before, and the wiped pages are above its
+ *                high watermark, to give back. It must not be caught
+ *                halfway through a block when the image is made (the
+ *                kernel log is checked for warnings).
  *  4. image      the raw disk, where the image was written uncompressed,
  *                holds no secret marker; it holds the control (the scan is
  *                not blind).
@@ -75,6 +80,8 @@
 #define WIPED			"/sys/kernel/mm/unmapped/hibernation_wiped_files"
 #define MARKER_LEN		64
 #define SECRET_BYTES		(64UL << 20)
+/* The pool the worker fills while the image is made (test_wipe()). */
+#define POOL_BUSY_BYTES		(96ULL << 20)
 #define PG			4096UL
 #define NR_PAGES		(SECRET_BYTES / PG)
 /* Needles: one per 4096 secret pages (a sample), the secretmem page, the control. */
@@ -328,9 +335,22 @@ static enum tap_result test_wipe(void)
 		nlt_unlisten(&events);
 		return TAP_FAIL;
 	}
+	/*
+	 * Keep the pool worker busy while the image is made: a fill it
+	 * starts now, and then the wiped files' pages to give back, which
+	 * are above the high watermark. A worker caught halfway through a
+	 * block had it on no free list and out of the direct map, for the
+	 * image to copy with interrupts off (a warning, a panic here).
+	 */
+	if (upool_set(upool.node[0].id, POOL_BUSY_BYTES, 0, POOL_BUSY_BYTES)) {
+		nlt_unlisten(&events);
+		return TAP_FAIL;
+	}
 	t = upool_now();
 	err = hibernate();
 	t = upool_now() - t;
+	if (upool_reset())
+		ok = false;
 	if (err) {
 		tap_diag("hibernation with policy wipe: %s", upool_errname(-err));
 		nlt_unlisten(&events);
