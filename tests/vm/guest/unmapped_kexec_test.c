@@ -18,7 +18,8 @@
  *               when it exited (free unmapped pages, kept by the pool's
  *               watermark, not zeroed until their next allocation), and 8
  *               MiB of plain memory as the control.
- *  2. handover  loads the same kernel with kexec -p (crash) or kexec -l,
+ *  2. handover  loads the kernel in the tar (make check puts the release
+ *               build there) with kexec -p (crash) or kexec -l,
  *               with the seed of the markers on its command line, and
  *               crashes the kernel (sysrq c) or runs kexec -e while the
  *               secrets are held.
