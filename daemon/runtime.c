@@ -3,9 +3,8 @@
  * The instance lock is an flock() on secmemd.lock, mode 0600: the kernel
  * drops it when the holder dies, even by SIGKILL, so a stale file never
  * blocks a restart, and only root can open the file, so only root could
- * hold it.  (It used to be the pid file itself, 0644: any user could
- * open it and flock(LOCK_SH) it to keep the daemon from starting, and
- * secmemctl status did that for a moment every time it ran.)
+ * hold it.  It is not the pid file, which is 0644: any user could open
+ * that and flock(LOCK_SH) it to keep the daemon from starting.
  *
  * Nobody else takes any lock: whether the daemon runs, and its pid, come
  * from /proc/locks, where the kernel lists the lock with its holder's pid,
