@@ -150,12 +150,14 @@ check: deps
 # host and in the guest: bench/README.md, docs/PERFORMANCE.md. Builds what
 # is stale (only the stock *release* kernel: kernel-stock would also build
 # the stock debug one, which no benchmark boots; and the patched lockstat
-# variant, whose /proc/lock_stat the scaling boots read). BENCH_OPTS goes
+# variant, whose /proc/lock_stat the scaling boots read). The release
+# kernels with their object trees (--objects): bench/kmod builds against
+# them. BENCH_OPTS goes
 # to bench/run.py, e.g. BENCH_OPTS='--runs 3 --vcpus 4'.
 BENCH_OPTS ?=
 bench: deps
-	@$(MAKE) -s kernel-release
-	@$(KBUILD) build stock release
+	@$(KBUILD) build --objects patched release
+	@$(KBUILD) build --objects stock release
 	@$(KBUILD) build patched lockstat
 	@$(MAKE) -s -C bench full BUILD=$(BUILD) \
 		KHDR=$(call kernel_dir,patched,release)/usr/include RUN_ARGS='$(BENCH_OPTS)'

@@ -20,27 +20,34 @@ rm -rf "$results"
 mkdir -p "$results" "$logs"
 steps=()
 start=$(date +%s)
+: >"$logs/step-times"
 
-# step NAME COMMAND...: run one step, its output shown and logged.
+# step NAME COMMAND...: run one step, its output shown and logged, its
+# time recorded for the budget table (scripts/budget.sh).
 step() {
-	local name=$1 t0 rc
+	local name=$1 t0 rc secs
 	shift
 	t0=$(date +%s)
 	echo "==> $name"
 	"$@" 2>&1 | tee "$logs/step-$name.log"
 	rc=${PIPESTATUS[0]}
+	secs=$(($(date +%s) - t0))
+	echo "$name $secs $rc" >>"$logs/step-times"
 	if [ "$rc" = 0 ]; then
 		steps+=("ok step.$name")
-		echo "==> $name: ok ($(($(date +%s) - t0)) s)"
+		echo "==> $name: ok ($secs s)"
 	else
 		steps+=("not ok step.$name")
-		echo "==> $name: FAILED with status $rc ($(($(date +%s) - t0)) s), log: $logs/step-$name.log"
+		echo "==> $name: FAILED with status $rc ($secs s), log: $logs/step-$name.log"
 	fi
 	return "$rc"
 }
 
 step kernel-debug kernel/scripts/kbuild.sh build patched debug
 kernel_ok=$?
+# The cache key changes with every input of a kernel (a stale kernel
+# would test the wrong code) and with nothing else.
+step kbuild-key tests/unit/kbuild/key-test.sh "$results/kbuild-key.tap"
 step checkpatch kernel/scripts/kbuild.sh checkpatch
 if [ "$kernel_ok" = 0 ]; then
 	step uapi tests/uapi/check-drift.sh \
@@ -53,6 +60,8 @@ step libsecmem make -s -C libsecmem all check-unit check-abi example-check BUILD
 step libsecmem-asan make -s -C libsecmem check-asan BUILD="$build"
 step daemon make -s -C daemon check BUILD="$build"
 step preload make -s -C preload check BUILD="$build"
+# The release kernel on its own line of the budget; make deb packages it.
+step kernel-release kernel/scripts/kbuild.sh build patched release
 # The Debian packages (make deb) and lintian on every .deb and .changes;
 # the systemd guest below installs them with apt.
 step deb scripts/deb.sh
@@ -113,5 +122,6 @@ step soak make -s check-soak
 	done
 } >"$results/steps.tap"
 
+scripts/budget.sh "$logs" "$(($(date +%s) - start))"
 echo "==> results ($(($(date +%s) - start)) s in all)"
 exec scripts/summarize.sh "$results"

@@ -30,6 +30,8 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib/cache.sh
+. "$top/scripts/lib/cache.sh"
 build=${BUILD:-$top/build}
 out=$build/deb
 with_kernel=1
@@ -127,6 +129,8 @@ if [ "$with_kernel" = 1 ]; then
 	"$top/kernel/scripts/kbuild.sh" build patched release
 	rel=$("$top/kernel/scripts/kbuild.sh" path patched release)
 	ksrc=$build/src/patched
+	# A kernel restored from the cache comes without its source tree.
+	"$top/kernel/scripts/kbuild.sh" source >/dev/null
 	kbase=$(make -s -C "$ksrc" kernelversion)
 	kver=$kbase$localversion
 	kobj=$out/kernel/linux-obj
@@ -134,9 +138,19 @@ if [ "$with_kernel" = 1 ]; then
 	if [ -f "$out/kernel/.key" ] && [ "$(cat "$out/kernel/.key")" = "$kernel_key" ] &&
 		ls "$out/kernel/linux-image-${kver}_"*.deb >/dev/null 2>&1; then
 		info "kernel packages for $kver up to date (key $kernel_key), not rebuilding"
+	elif cache_has "kernel-deb-$kernel_key"; then
+		rm -f "$out/kernel/.key" "$out/kernel/"*.deb "$out/kernel/"*.changes "$out/kernel/"*.buildinfo
+		mapfile -t cached < <(cd "$(cache_path "kernel-deb-$kernel_key")" && ls -- *.deb *.changes *.buildinfo)
+		cache_get "kernel-deb-$kernel_key" "$out/kernel" "${cached[@]}" kernel.release
+		echo "$kernel_key" >"$out/kernel/.key"
+		info "kernel packages for $kver restored from the cache" \
+			"($(cache_path "kernel-deb-$kernel_key")), not rebuilding"
 	else
 		rm -f "$out/kernel/.key" "$out/kernel/"*.deb "$out/kernel/"*.changes "$out/kernel/"*.buildinfo
-		# The release build's config (and objects): copied when the
+		# bindeb-pkg needs the release build's objects, not only the
+		# artifacts a cache hit restores.
+		"$top/kernel/scripts/kbuild.sh" build --objects patched release
+		# The release build's config and objects: copied when the
 		# release kernel changed, else the previous package build's
 		# objects are reused and bindeb-pkg only repacks.
 		if [ "$(cat "$kobj/.secmem-key" 2>/dev/null)" != "$(cat "$rel/.secmem-key")" ]; then
@@ -147,7 +161,8 @@ if [ "$with_kernel" = 1 ]; then
 		maint=$(sed -n 's/^Maintainer: //p' "$top/debian/control")
 		export DEBFULLNAME=${maint% <*} DEBEMAIL=${maint##*<}
 		DEBEMAIL=${DEBEMAIL%>}
-		info "building linux-image-$kver with make bindeb-pkg in $kobj (first time: a full kernel build)"
+		info "packaging linux-image-$kver with make bindeb-pkg in $kobj: the release" \
+			"build's objects, recompiling what depends on the release string $kver"
 		cc=gcc
 		command -v ccache >/dev/null && cc="ccache gcc" && export CCACHE_BASEDIR=$build
 		if ! (cd "$out/kernel" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
@@ -156,9 +171,12 @@ if [ "$with_kernel" = 1 ]; then
 			tail -30 "$out/kernel/bindeb.log" >&2
 			die "make bindeb-pkg failed, log: $out/kernel/bindeb.log"
 		fi
+		cp "$kobj/include/config/kernel.release" "$out/kernel/kernel.release"
 		echo "$kernel_key" >"$out/kernel/.key"
+		mapfile -t built < <(cd "$out/kernel" && ls -- *.deb *.changes *.buildinfo)
+		cache_put "kernel-deb-$kernel_key" "$out/kernel" "${built[@]}" kernel.release
 	fi
-	got=$(cat "$kobj/include/config/kernel.release")
+	got=$(cat "$out/kernel/kernel.release")
 	[ "$got" = "$kver" ] || die "the packaged kernel's release is '$got', expected '$kver'"
 fi
 

@@ -6,18 +6,29 @@
 # (source version, series content, config fragments, build recipe).
 #
 #   kbuild.sh source                  extract the pinned source, apply the series
-#   kbuild.sh build FLAVOR VARIANT    FLAVOR: patched|stock, VARIANT: release|debug|lockstat
+#   kbuild.sh build [--objects] FLAVOR VARIANT
+#                                     FLAVOR: patched|stock, VARIANT: release|debug|lockstat;
+#                                     --objects: also the object tree (out-of-tree
+#                                     modules, bindeb-pkg), not only the artifacts
+#   kbuild.sh key FLAVOR VARIANT      print the build's cache key (builds nothing)
 #   kbuild.sh tree                    developer work tree (base + one commit per patch)
 #   kbuild.sh export                  write the developer tree back to kernel/patches
 #   kbuild.sh checkpatch              scripts/checkpatch.pl --strict on every patch
 #   kbuild.sh path FLAVOR VARIANT     print the output directory
 #   kbuild.sh series VARIANT          build the tree after each patch in turn
 #
-# Environment: BUILD (default <repo>/build), JOBS (default nproc).
+# A finished kernel's artifacts also go to the build cache outside the
+# clone (scripts/lib/cache.sh, SECMEM_CACHE), by the same key: another
+# clone with the same inputs restores them instead of building.
+#
+# Environment: BUILD (default <repo>/build), JOBS (default nproc),
+# SECMEM_CACHE (default /var/cache/secmem, empty: no cache).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kdir=$top/kernel
+# shellcheck source=scripts/lib/cache.sh
+. "$top/scripts/lib/cache.sh"
 build=${BUILD:-$top/build}
 jobs=${JOBS:-$(nproc)}
 
@@ -48,9 +59,11 @@ series_patches() {
 	sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$kdir/patches/series" | grep -v '^$' || true
 }
 
+# The patches' names in order and their contents: comments in the series
+# file do not count.
 series_hash() {
 	{
-		cat "$kdir/patches/series"
+		series_patches
 		series_patches | while read -r p; do
 			[ -f "$kdir/patches/$p" ] ||
 				die "kernel/patches/series names $p, which does not exist"
@@ -210,36 +223,51 @@ outdir() {
 	echo "$build/kernel/$1-$2"
 }
 
-do_build() {
-	local flavor=$1 variant=$2 tree out key frags cc=gcc start
-	case "$flavor" in
-	patched) ensure_patched; tree=$patched ;;
-	stock) ensure_base; tree=$src ;;
-	*) die "unknown flavor '$flavor' (patched or stock)" ;;
-	esac
-	case "$variant" in
-	release | debug | lockstat) ;;
-	*) die "unknown variant '$variant' (release, debug or lockstat)" ;;
-	esac
-	out=$(outdir "$flavor" "$variant")
+# What the cache stores of an output directory: everything the guests,
+# the uapi check and the packaging read, but not the objects.
+artifacts=(arch/x86/boot/bzImage .config System.map Module.symvers
+	include/config/kernel.release usr/include)
+
+# The compiler and linker the build uses: a new gcc or binutils makes
+# other code from the same source.
+toolchain_id() {
+	gcc --version | head -n 1
+	ld --version | head -n 1
+}
+
+# build_key FLAVOR VARIANT: a hash of every input of that kernel. The
+# recipe is compile_kernel() itself and the functions that make its
+# source tree, so an edit to how a kernel is built is a new key.
+build_key() {
+	local flavor=$1 variant=$2 frags
 	mapfile -t frags < <(fragments "$flavor" "$variant")
-	key=$({
-		echo "$LINUX_SOURCE_VERSION $flavor $variant"
+	{
+		echo "$LINUX_SOURCE_PACKAGE $LINUX_SOURCE_VERSION $flavor $variant"
 		[ "$flavor" = patched ] && series_hash
 		cat "${frags[@]}"
-		echo "recipe $build_recipe"
-	} | sha256sum | cut -c1-16)
-	if [ -f "$out/.secmem-key" ] && [ "$(cat "$out/.secmem-key")" = "$key" ] &&
-		[ -f "$out/arch/x86/boot/bzImage" ]; then
-		info "kernel $flavor-$variant is up to date (key $key), not rebuilding"
-		return 0
-	fi
-	start=$(date +%s)
-	info "building kernel $flavor-$variant in $out (key $key)"
-	mkdir -p "$out"
-	rm -f "$out/.secmem-key"
+		toolchain_id
+		echo "recipe $build_recipe base $base_recipe"
+		declare -f compile_kernel ensure_base apply_series fragments
+	} | sha256sum | cut -c1-16
+}
+
+check_flavor_variant() {
+	case "$1" in
+	patched | stock) ;;
+	*) die "unknown flavor '$1' (patched or stock)" ;;
+	esac
+	case "$2" in
+	release | debug | lockstat) ;;
+	*) die "unknown variant '$2' (release, debug or lockstat)" ;;
+	esac
+}
+
+# compile_kernel TREE OUT FLAVOR VARIANT: configure and build in OUT.
+compile_kernel() {
+	local tree=$1 out=$2 frags cc=gcc
+	mapfile -t frags < <(fragments "$3" "$4")
 	# Paths below $build hash as relative ones, so that another clone
-	# (CI, a second checkout) hits the same cache entries.
+	# (CI, a second checkout) hits the same ccache entries.
 	command -v ccache >/dev/null && cc="ccache gcc" &&
 		export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$build}
 	make -s -C "$tree" O="$out" CC="$cc" tinyconfig >/dev/null
@@ -249,9 +277,51 @@ do_build() {
 	# "modules" builds none (nothing is =m) but writes Module.symvers,
 	# which out-of-tree modules such as bench/kmod link against.
 	make -s -C "$tree" O="$out" CC="$cc" -j"$jobs" bzImage modules headers
+}
+
+# do_build [--objects] FLAVOR VARIANT. Up to date when the output
+# directory's key matches; else restored from the cache when it holds the
+# key (artifacts only: .secmem-no-objects marks a directory whose objects
+# are not the artifacts'); else built, and stored in the cache. --objects
+# builds over a restored directory (incremental, with ccache) so that the
+# object tree matches.
+do_build() {
+	local objects=0 flavor variant tree out key start
+	if [ "${1:-}" = --objects ]; then
+		objects=1
+		shift
+	fi
+	[ $# = 2 ] || die "usage: $0 build [--objects] patched|stock release|debug|lockstat"
+	flavor=$1 variant=$2
+	check_flavor_variant "$flavor" "$variant"
+	out=$(outdir "$flavor" "$variant")
+	key=$(build_key "$flavor" "$variant")
+	if [ -f "$out/.secmem-key" ] && [ "$(cat "$out/.secmem-key")" = "$key" ] &&
+		[ -f "$out/arch/x86/boot/bzImage" ] &&
+		{ [ "$objects" = 0 ] || [ ! -e "$out/.secmem-no-objects" ]; }; then
+		info "kernel $flavor-$variant is up to date (key $key), not rebuilding"
+		return 0
+	fi
+	rm -f "$out/.secmem-key"
+	if [ "$objects" = 0 ] && cache_get "kernel-$key" "$out" "${artifacts[@]}"; then
+		echo "$key" >"$out/.secmem-no-objects"
+		echo "$key" >"$out/.secmem-key"
+		info "kernel $flavor-$variant restored from the cache ($secmem_cache/kernel-$key), not rebuilding"
+		return 0
+	fi
+	case "$flavor" in
+	patched) ensure_patched; tree=$patched ;;
+	stock) ensure_base; tree=$src ;;
+	esac
+	start=$(date +%s)
+	info "building kernel $flavor-$variant in $out (key $key)"
+	mkdir -p "$out"
+	compile_kernel "$tree" "$out" "$flavor" "$variant"
+	rm -f "$out/.secmem-no-objects"
 	echo "$key" >"$out/.secmem-key"
 	info "kernel $flavor-$variant built in $(($(date +%s) - start)) s:" \
 		"$out/arch/x86/boot/bzImage"
+	cache_put "kernel-$key" "$out" "${artifacts[@]}"
 }
 
 # Every patch must build on its own (bisection depends on it): check out
@@ -354,13 +424,14 @@ do_checkpatch() {
 main() {
 	case "${1:-}" in
 	source) ensure_patched ;;
-	build) [ $# = 3 ] || die "usage: $0 build patched|stock release|debug|lockstat"; do_build "$2" "$3" ;;
+	build) shift; do_build "$@" ;;
+	key) [ $# = 3 ] || die "usage: $0 key FLAVOR VARIANT"; check_flavor_variant "$2" "$3"; build_key "$2" "$3" ;;
 	path) [ $# = 3 ] || die "usage: $0 path FLAVOR VARIANT"; outdir "$2" "$3" ;;
 	tree) do_tree ;;
 	export) do_export ;;
 	checkpatch) do_checkpatch ;;
 	series) [ $# = 2 ] || die "usage: $0 series release|debug"; do_series "$2" ;;
-	*) die "usage: $0 source|build|path|tree|export|checkpatch|series" ;;
+	*) die "usage: $0 source|build|key|path|tree|export|checkpatch|series" ;;
 	esac
 }
 
