@@ -22,7 +22,7 @@ packages=(
 	# benchmarks compare against these; make bench draws its chart with gnuplot
 	libsodium-dev gnuplot-nox
 	# static analysis run by make lint
-	cppcheck clang-tidy
+	cppcheck clang-tidy shellcheck
 	# make deb: the userspace source package (debian/), lintian, the local
 	# apt repository (apt-ftparchive); the kernel's bindeb-pkg also wants
 	# rsync and its own Build-Depends (bc bison flex kmod libelf-dev

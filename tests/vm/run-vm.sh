@@ -4,7 +4,8 @@
 # Boot a secmem guest kernel with the test initramfs under QEMU.
 #
 #   run-vm.sh --kernel BZIMAGE --initrd CPIO --mode check|demo|bench|shell
-#             [--filter GLOB[,GLOB...]] [--log FILE] [--results FILE.tap]
+#             [--filter GLOB[,GLOB...]] [--exclude GLOB[,GLOB...]]
+#             [--log FILE] [--results FILE.tap]
 #             [--append "extra kernel command line"]
 #             [--handover LINE]
 #
@@ -65,7 +66,7 @@ die() {
 }
 
 usage() {
-	sed -n '4,9p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//'
 	echo "See tests/vm/README.md for the environment variables."
 }
 
@@ -73,6 +74,7 @@ kernel=
 initrd=
 mode=
 filter=
+exclude=
 log=
 results=
 append=
@@ -85,7 +87,7 @@ while [ $# -gt 0 ]; do
 		usage
 		exit 0
 		;;
-	--kernel | --initrd | --mode | --filter | --log | --results | --append | --handover)
+	--kernel | --initrd | --mode | --filter | --exclude | --log | --results | --append | --handover)
 		[ $# -ge 2 ] || die "$opt needs an argument"
 		val=$2
 		shift 2
@@ -102,6 +104,7 @@ while [ $# -gt 0 ]; do
 	--initrd) initrd=$val ;;
 	--mode) mode=$val ;;
 	--filter) filter=$val ;;
+	--exclude) exclude=$val ;;
 	--log) log=$val ;;
 	--results) results=$val ;;
 	--append) append=$val ;;
@@ -119,8 +122,8 @@ check | demo | bench | shell) ;;
 '') die "--mode check|demo|bench|shell is required" ;;
 *) die "unknown mode '$mode' (check, demo, bench or shell)" ;;
 esac
-case $filter in
-*[[:space:]]*) die "--filter '$filter' contains white space; separate globs with commas" ;;
+case $filter$exclude in
+*[[:space:]]*) die "--filter and --exclude take globs separated by commas, no white space" ;;
 esac
 
 qemu_bin=${QEMU:-qemu-system-x86_64}
@@ -174,6 +177,7 @@ else
 	cmdline="$cmdline kunit.enable=0"
 fi
 [ -n "$filter" ] && cmdline="$cmdline secmem.filter=$filter"
+[ -n "$exclude" ] && cmdline="$cmdline secmem.exclude=$exclude"
 [ -n "$test_timeout" ] && cmdline="$cmdline secmem.timeout=$test_timeout"
 # Tells the guest tests a DIMM is there to be found: without one they skip,
 # with this they fail when it is missing.

@@ -37,12 +37,17 @@
 # and nothing the guest writes reaches the image.
 #
 # Needs root (debootstrap, chroot, file ownership) and the Debian archive.
+# The root layer also goes to the build cache outside the clone
+# (scripts/lib/cache.sh), by its key.
+#
 # Environment: BUILD, DEBIAN_MIRROR (default http://deb.debian.org/debian),
-# DEBIAN_SUITE (bookworm), IMAGE_SIZE (2G).
+# DEBIAN_SUITE (bookworm), IMAGE_SIZE (2G), SECMEM_CACHE.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
+# shellcheck source=scripts/lib/cache.sh
+. "$top/scripts/lib/cache.sh"
 build=${BUILD:-$top/build}
 out=$build/debian
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -135,9 +140,38 @@ root_key=$({
 	declare -f customize_root build_root
 } | sha256sum | cut -c1-16)
 
+# A root of the same key from the build cache (scripts/lib/cache.sh),
+# stored as a tar to keep ownership and device nodes: another clone on
+# this machine skips debootstrap.
+restore_root() {
+	cache_has "debian-root-$root_key" || return 1
+	rm -rf "$out/root.new"
+	mkdir -p "$out/root.new"
+	if ! tar -C "$out/root.new" -xf "$(cache_path "debian-root-$root_key")/root.tar"; then
+		rm -rf "$out/root.new"
+		return 1
+	fi
+	rm -rf "$out/root" "$out/secmem.img" "$out/secmem.img.key"
+	mv "$out/root.new" "$out/root"
+	echo "$root_key" >"$out/root.key"
+	info "root file system restored from the cache ($(cache_path "debian-root-$root_key")), not rebootstrapping"
+}
+
+store_root() {
+	cache_usable || return 0
+	rm -rf "$out/root-cache"
+	mkdir -p "$out/root-cache"
+	tar -C "$out/root" -cf "$out/root-cache/root.tar" . &&
+		cache_put "debian-root-$root_key" "$out/root-cache" root.tar
+	rm -rf "$out/root-cache"
+}
+
 if [ "$force" = 1 ] || [ ! -d "$out/root" ] ||
 	[ "$(cat "$out/root.key" 2>/dev/null)" != "$root_key" ]; then
-	build_root
+	if [ "$force" = 1 ] || ! restore_root; then
+		build_root
+		store_root
+	fi
 else
 	info "root file system up to date ($out/root), not rebootstrapping"
 fi
