@@ -44,7 +44,7 @@ int ctl_set(const char *sysfs, const char *rundir, const char *key,
 /*
  * Print @s to @out as a JSON string: quoted, with '"' and '\' escaped
  * and control characters as \u00XX.  Used by status and by the units
- * part of it (protect.c).
+ * part of it (protected_units.c).
  */
 void json_string(FILE *out, const char *s);
 

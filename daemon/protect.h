@@ -17,8 +17,6 @@
 #include <stdio.h>
 
 #define PROTECT_UNIT_DIR	"/etc/systemd/system"
-#define PROTECT_DROPIN		"secmem.conf"
-#define PROTECT_MARKER		"# Written by secmemctl protect"
 #define PROTECT_CONFIG		"/etc/secmem.conf"
 #define PROTECT_PROC		"/proc"
 #define PROTECT_CGROUP		"/sys/fs/cgroup"

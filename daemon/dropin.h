@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The drop-in of secmemctl protect: UNIT_DIR/UNIT.d/DROPIN_NAME, a file
+ * whose first line is DROPIN_MARKER (how secmemctl tells its own drop-ins
+ * from an administrator's, which it never touches).
+ */
+#ifndef SECMEM_DROPIN_H
+#define SECMEM_DROPIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define DROPIN_NAME	"secmem.conf"
+#define DROPIN_MARKER	"# Written by secmemctl protect"
+
+/* @unit's drop-in directory and file under @unit_dir (@len each). */
+void dropin_paths(const char *unit_dir, const char *unit, char *dir, char *file,
+		  size_t len);
+
+/*
+ * Read @path, not following a symbolic link, into @buf (at most @len - 1
+ * bytes, NUL-terminated).  Returns the length or -errno.
+ */
+ssize_t dropin_read(const char *path, char *buf, size_t len);
+
+/* Whether @text, a drop-in's contents, was written by secmemctl. */
+bool dropin_is_ours(const char *text);
+
+/* The value of the first "KEY=" line (@key ends in '=') of @text. */
+bool dropin_value(const char *text, const char *key, char *v, size_t len);
+
+/*
+ * Replace @path in directory @dir (created if missing) with @text, under
+ * a name systemd ignores until the rename.  Returns 0 or -errno, the
+ * message in @err.
+ */
+int dropin_write(const char *dir, const char *path, const char *text, char *err,
+		 size_t len);
+
+/*
+ * The units under @unit_dir with a drop-in of ours, sorted, at most @max
+ * (strdup()ed: the caller frees them).  A missing @unit_dir has none.
+ * Returns 0 or -errno.
+ */
+int dropin_list_units(const char *unit_dir, char **names, int max, int *count);
+
+#endif /* SECMEM_DROPIN_H */
