@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Reading and writing the drop-ins of secmemctl protect.  A drop-in is
- * replaced by a rename(), so systemd never reads half of one.
+ * replaced (file_replace.h), so systemd never reads half of one.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "dropin.h"
+#include "file_replace.h"
 #include "systemctl.h"
 
 void dropin_paths(const char *unit_dir, const char *unit, char *dir, char *file,
@@ -61,36 +62,16 @@ bool dropin_value(const char *text, const char *key, char *v, size_t len)
 int dropin_write(const char *dir, const char *path, const char *text, char *err,
 		 size_t len)
 {
-	char tmp[PATH_MAX + 32];
-	size_t n = strlen(text);
-	int fd, r = 0;
+	int r;
 
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
 		r = -errno;
 		snprintf(err, len, "creating %s: %s", dir, strerror(-r));
 		return r;
 	}
-	/* A name systemd ignores (no .conf) until the rename. */
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, DROPIN_NAME);
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-		  0644);
-	if (fd < 0) {
-		r = -errno;
-		snprintf(err, len, "writing %s: %s", tmp, strerror(-r));
-		return r;
-	}
-	if (fchmod(fd, 0644) < 0 || write(fd, text, n) != (ssize_t)n ||
-	    fsync(fd) < 0)
-		r = errno ? -errno : -EIO;
-	if (close(fd) < 0 && !r)
-		r = -errno;
-	if (!r && rename(tmp, path) < 0)
-		r = -errno;
-	if (r) {
-		unlink(tmp);
+	r = file_replace(path, text, strlen(text), 0644);
+	if (r)
 		snprintf(err, len, "writing %s: %s", path, strerror(-r));
-	}
 	return r;
 }
 

@@ -31,9 +31,8 @@ bool dropin_is_ours(const char *text);
 bool dropin_value(const char *text, const char *key, char *v, size_t len);
 
 /*
- * Replace @path in directory @dir (created if missing) with @text, under
- * a name systemd ignores until the rename.  Returns 0 or -errno, the
- * message in @err.
+ * Replace @path in directory @dir (created if missing) with @text, mode
+ * 0644 (file_replace.h).  Returns 0 or -errno, the message in @err.
  */
 int dropin_write(const char *dir, const char *path, const char *text, char *err,
 		 size_t len);

@@ -28,6 +28,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "file_replace.h"
 #include "runtime.h"
 
 #define LOCK_FILE "secmemd.lock"
@@ -114,29 +115,15 @@ static pid_t holder_pid(const char *dir, const struct stat *st)
 	return pid > 0 ? pid : read_pid_file(dir);
 }
 
+/* Readable by every user whatever the umask: secmemctl status. */
 static int write_pid_file(const char *dir)
 {
-	char path[4096], tmp[4096], pid[24];
-	int fd, n, r = 0;
+	char path[4096], pid[24];
+	int n;
 
 	snprintf(path, sizeof(path), "%s/" PID_FILE, dir);
-	snprintf(tmp, sizeof(tmp), "%s/." PID_FILE ".tmp", dir);
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-		  0644);
-	if (fd < 0)
-		return -errno;
 	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-	/* Readable by every user whatever the umask: secmemctl status. */
-	if (fchmod(fd, 0644) < 0 || write(fd, pid, (size_t)n) != n)
-		r = errno ? -errno : -EIO;
-	if (close(fd) < 0 && !r)
-		r = -errno;
-	if (!r && rename(tmp, path) < 0)
-		r = -errno;
-	if (r)
-		unlink(tmp);
-	return r;
+	return file_replace(path, pid, (size_t)n, 0644);
 }
 
 int runtime_lock(const char *dir, pid_t *holder)
@@ -202,33 +189,21 @@ void history_add(struct history *h, time_t when, const char *reason)
 
 int runtime_write_history(const char *dir, const struct history *h)
 {
-	char path[4096], tmp[4096];
+	char path[4096], text[RUNTIME_HISTORY * (24 + sizeof(h->e[0].reason))];
+	size_t off = 0;
 	unsigned int i;
-	FILE *f;
-	int r = 0;
 
 	snprintf(path, sizeof(path), "%s/" HISTORY_FILE, dir);
-	snprintf(tmp, sizeof(tmp), "%s/." HISTORY_FILE ".tmp", dir);
-	f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
 	for (i = 0; i < h->count; i++) {
 		unsigned int k = (h->head + RUNTIME_HISTORY - h->count + i) %
 				 RUNTIME_HISTORY;
 
-		fprintf(f, "%lld\t%s\n", (long long)h->e[k].when,
-			h->e[k].reason);
+		off += (size_t)snprintf(text + off, sizeof(text) - off,
+					"%lld\t%s\n", (long long)h->e[k].when,
+					h->e[k].reason);
 	}
-	if (ferror(f))
-		r = -EIO;
-	if (fclose(f) && !r)
-		r = -errno;
-	/* rename() so that secmemctl never reads a half-written list. */
-	if (!r && rename(tmp, path) < 0)
-		r = -errno;
-	if (r)
-		unlink(tmp);
-	return r;
+	/* Replaced whole, so that secmemctl never reads a half-written list. */
+	return file_replace(path, text, off, 0644);
 }
 
 int runtime_read_history(const char *dir, struct history *h)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * sysfs.c, runtime.c and secmemctl against a fake sysfs tree.
+ * sysfs.c, runtime.c, file_replace.c and secmemctl against a fake sysfs
+ * tree.
  */
 #define _GNU_SOURCE
 #include <check.h>
@@ -21,6 +22,7 @@
 
 #include "ctl.h"
 #include "fake_sysfs.h"
+#include "file_replace.h"
 #include "runtime.h"
 #include "sysfs.h"
 
@@ -803,6 +805,43 @@ START_TEST(history_keeps_the_last)
 }
 END_TEST
 
+/*
+ * file_replace(): the mode asked for under any umask, the whole contents,
+ * no temporary file left, a symbolic link replaced and not followed.
+ */
+START_TEST(file_replace_is_whole)
+{
+	char path[PATH_MAX + 32], target[PATH_MAX + 32], tmp[PATH_MAX + 32];
+	char buf[64];
+	struct stat st;
+	mode_t old = umask(077);
+
+	snprintf(path, sizeof(path), "%s/file", root);
+	snprintf(tmp, sizeof(tmp), "%s/.file.tmp", root);
+	snprintf(target, sizeof(target), "%s/target", root);
+	ck_assert_int_eq(file_replace(path, "one\n", 4, 0644), 0);
+	ck_assert_int_eq(file_replace(path, "two\n", 4, 0644), 0);
+	umask(old);
+	ck_assert_str_eq(fake_read(root, "file", buf, sizeof(buf)), "two");
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0644);
+	ck_assert_int_eq(access(tmp, F_OK), -1);
+	/* A link at the path: replaced, its target untouched. */
+	fake_write(root, "target", "target\n");
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(symlink(target, path), 0);
+	ck_assert_int_eq(file_replace(path, "three\n", 6, 0600), 0);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(st.st_mode & 07777, 0600);
+	ck_assert_str_eq(fake_read(root, "file", buf, sizeof(buf)), "three");
+	ck_assert_str_eq(fake_read(root, "target", buf, sizeof(buf)), "target");
+	/* A directory that does not exist: an error, nothing left behind. */
+	snprintf(path, sizeof(path), "%s/nodir/file", root);
+	ck_assert_int_eq(file_replace(path, "x", 1, 0644), -ENOENT);
+}
+END_TEST
+
 /* The binary: exit statuses and messages (SECMEMCTL set by make). */
 START_TEST(secmemctl_binary)
 {
@@ -882,6 +921,7 @@ Suite *test_suite(void)
 	tcase_add_test(tc, lock_file_of_another_user_is_refused);
 	tcase_add_test(tc, status_does_not_race_a_starting_daemon);
 	tcase_add_test(tc, history_keeps_the_last);
+	tcase_add_test(tc, file_replace_is_whole);
 	tcase_add_test(tc, secmemctl_binary);
 	suite_add_tcase(s, tc);
 	return s;
