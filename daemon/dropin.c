@@ -19,10 +19,11 @@
 #include "systemctl.h"
 
 void dropin_paths(const char *unit_dir, const char *unit, char *dir, char *file,
-		  size_t len)
+		  char *legacy, size_t len)
 {
 	snprintf(dir, len, "%s/%s.d", unit_dir, unit);
 	snprintf(file, len, "%s/%s.d/" DROPIN_NAME, unit_dir, unit);
+	snprintf(legacy, len, "%s/%s.d/" DROPIN_LEGACY_NAME, unit_dir, unit);
 }
 
 ssize_t dropin_read(const char *path, char *buf, size_t len)
@@ -43,6 +44,27 @@ ssize_t dropin_read(const char *path, char *buf, size_t len)
 bool dropin_is_ours(const char *text)
 {
 	return !strncmp(text, DROPIN_MARKER, strlen(DROPIN_MARKER));
+}
+
+ssize_t dropin_read_ours(const char *path, char *buf, size_t len)
+{
+	ssize_t n = dropin_read(path, buf, len);
+
+	return n >= 0 && !dropin_is_ours(buf) ? -ENOENT : n;
+}
+
+int dropin_find(const char *unit_dir, const char *unit, char *file,
+		size_t filelen, char *text, size_t textlen)
+{
+	static const char *const names[] = { DROPIN_NAME, DROPIN_LEGACY_NAME };
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(file, filelen, "%s/%s.d/%s", unit_dir, unit, names[i]);
+		if (dropin_read_ours(file, text, textlen) >= 0)
+			return 0;
+	}
+	return -ENOENT;
 }
 
 bool dropin_value(const char *text, const char *key, char *v, size_t len)
@@ -90,17 +112,16 @@ int dropin_list_units(const char *unit_dir, char **names, int max, int *count)
 	if (!dh)
 		return errno == ENOENT ? 0 : -errno;
 	while ((d = readdir(dh)) && *count < max) {
-		char path[PATH_MAX], text[256];
+		char unit[NAME_MAX + 1], path[PATH_MAX], text[256];
 		size_t n = strlen(d->d_name);
 
 		if (n < 10 || !name_has_suffix(d->d_name, ".service.d"))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s/" DROPIN_NAME,
-			 unit_dir, d->d_name);
-		if (dropin_read(path, text, sizeof(text)) < 0 ||
-		    !dropin_is_ours(text))
+		snprintf(unit, sizeof(unit), "%.*s", (int)(n - 2), d->d_name);
+		if (dropin_find(unit_dir, unit, path, sizeof(path), text,
+				sizeof(text)))
 			continue;
-		names[*count] = strndup(d->d_name, n - 2);
+		names[*count] = strdup(unit);
 		if (names[*count])
 			(*count)++;
 	}

@@ -2,8 +2,8 @@
 /*
  * secmemctl protect and unprotect.
  *
- * protect writes /etc/systemd/system/UNIT.d/secmem.conf, the drop-in a
- * systemd administrator would write by hand:
+ * protect writes /etc/systemd/system/UNIT.d/50-secmem-preload.conf
+ * (dropin.h), the drop-in a systemd administrator would write by hand:
  *
  *   [Service]
  *   Environment=LD_PRELOAD=<PRELOADDIR>/libsecmem-preload.so
@@ -283,13 +283,14 @@ static int default_memlock(const struct protect_env *env, const char *mode,
 int ctl_protect(FILE *out, const struct protect_env *env, const char *name,
 		const struct protect_opts *o, char *err, size_t len)
 {
-	char unit[256], dir[PATH_MAX], file[PATH_MAX], old[4096], text[4096];
-	char preload[2600], mem[SIZE_STR_MAX], prev[64] = "", v[1200];
+	char unit[256], dir[PATH_MAX], file[PATH_MAX], legacy[PATH_MAX];
+	char old[4096], lold[4096], text[4096], preload[2600];
+	char mem[SIZE_STR_MAX], prev[64] = "", v[1200];
 	const char *backend;
 	struct unit_info u;
 	uint64_t memlock = o->memlock, theirs;
 	bool nnp;
-	ssize_t n;
+	ssize_t n, ln;
 	int r;
 
 	r = protect_unit_name(name, unit, sizeof(unit), err, len);
@@ -316,11 +317,16 @@ int ctl_protect(FILE *out, const struct protect_env *env, const char *name,
 			 env->preload);
 		return -EINVAL;
 	}
-	dropin_paths(env->unit_dir, unit, dir, file, sizeof(dir));
+	dropin_paths(env->unit_dir, unit, dir, file, legacy, sizeof(dir));
 	n = dropin_read(file, old, sizeof(old));
+	ln = dropin_read_ours(legacy, lold, sizeof(lold));
 	if (n < 0 && n != -ENOENT) {
 		snprintf(err, len, "reading %s: %s", file, strerror((int)-n));
 		return (int)n;
+	}
+	if (ln < 0 && ln != -ENOENT) {
+		snprintf(err, len, "reading %s: %s", legacy, strerror((int)-ln));
+		return (int)ln;
 	}
 	if (n >= 0 && !dropin_is_ours(old)) {
 		snprintf(err, len, "%s exists and was not written by secmemctl (no \"%s\" line): not overwriting it",
@@ -329,16 +335,19 @@ int ctl_protect(FILE *out, const struct protect_env *env, const char *name,
 	}
 	if (n >= 0)
 		dropin_value(old, "LimitMEMLOCK=", prev, sizeof(prev));
+	else if (ln >= 0)
+		dropin_value(lold, "LimitMEMLOCK=", prev, sizeof(prev));
 	r = systemctl_load(env->systemctl, unit, &u, err, len);
 	if (r)
 		return r;
 	/*
-	 * What systemd shows includes our own drop-in: its
-	 * NoNewPrivileges=yes must not excuse a set-id program now, or a
-	 * re-protect without --no-new-privs would drop it and leave the
+	 * What systemd shows includes our own drop-ins, under either name:
+	 * their NoNewPrivileges=yes must not excuse a set-id program now, or
+	 * a re-protect without --no-new-privs would drop it and leave the
 	 * program unprotected.
 	 */
-	if (n >= 0 && dropin_value(old, "NoNewPrivileges=", v, sizeof(v)))
+	if ((n >= 0 && dropin_value(old, "NoNewPrivileges=", v, sizeof(v))) ||
+	    (ln >= 0 && dropin_value(lold, "NoNewPrivileges=", v, sizeof(v))))
 		u.nnp[0] = '\0';
 	r = check_programs(unit, &u, o->no_new_privs, &nnp, err, len);
 	if (r)
@@ -390,13 +399,25 @@ int ctl_protect(FILE *out, const struct protect_env *env, const char *name,
 		 nnp ? "# Its program gains privileges on exec; without them ld.so honours\n"
 		       "# LD_PRELOAD (secmemctl protect --no-new-privs).\n"
 		       "NoNewPrivileges=yes\n" : "");
-	if (n >= 0 && !strcmp(old, text)) {
+	if (n >= 0 && !strcmp(old, text) && ln < 0) {
 		fprintf(out, "%s: already protected, %s unchanged\n", unit, file);
 		return 0;
 	}
-	r = dropin_write(dir, file, text, err, len);
-	if (r)
-		return r;
+	if (n < 0 || strcmp(old, text)) {
+		r = dropin_write(dir, file, text, err, len);
+		if (r)
+			return r;
+	}
+	if (ln >= 0) {
+		if (unlink(legacy) < 0) {
+			r = -errno;
+			snprintf(err, len, "%s written, but removing %s, the drop-in's old name: %s",
+				 file, legacy, strerror(-r));
+			return r;
+		}
+		fprintf(out, "%s: removed %s, the drop-in's old name\n", unit,
+			legacy);
+	}
 	r = systemctl_daemon_reload(env->systemctl, err, len, "wrote the drop-in");
 	if (r) {
 		char msg[512];
@@ -430,34 +451,51 @@ int ctl_protect(FILE *out, const struct protect_env *env, const char *name,
 int ctl_unprotect(FILE *out, const struct protect_env *env, const char *name,
 		  char *err, size_t len)
 {
-	char unit[256], dir[PATH_MAX], file[PATH_MAX], old[4096];
+	char unit[256], dir[PATH_MAX], file[PATH_MAX], legacy[PATH_MAX];
+	char old[4096], removed[2 * PATH_MAX + 8] = "";
+	const char *paths[2];
 	struct unit_info u;
-	ssize_t n;
-	int r;
+	ssize_t n, ln;
+	int i, r;
 
 	r = protect_unit_name(name, unit, sizeof(unit), err, len);
 	if (r)
 		return r;
-	dropin_paths(env->unit_dir, unit, dir, file, sizeof(dir));
+	dropin_paths(env->unit_dir, unit, dir, file, legacy, sizeof(dir));
 	n = dropin_read(file, old, sizeof(old));
-	if (n == -ENOENT) {
-		fprintf(out, "%s: not protected (no %s): nothing to do\n", unit,
-			file);
-		return 0;
-	}
-	if (n < 0) {
+	if (n < 0 && n != -ENOENT) {
 		snprintf(err, len, "reading %s: %s", file, strerror((int)-n));
 		return (int)n;
 	}
-	if (!dropin_is_ours(old)) {
+	if (n >= 0 && !dropin_is_ours(old)) {
 		snprintf(err, len, "%s was not written by secmemctl (no \"%s\" line): not removing it",
 			 file, DROPIN_MARKER);
 		return -EEXIST;
 	}
-	if (unlink(file) < 0) {
-		r = -errno;
-		snprintf(err, len, "removing %s: %s", file, strerror(-r));
-		return r;
+	ln = dropin_read_ours(legacy, old, sizeof(old));
+	if (ln < 0 && ln != -ENOENT) {
+		snprintf(err, len, "reading %s: %s", legacy, strerror((int)-ln));
+		return (int)ln;
+	}
+	if (n < 0 && ln < 0) {
+		fprintf(out, "%s: not protected (no %s): nothing to do\n", unit,
+			file);
+		return 0;
+	}
+	/* Ours under both names (the legacy one, see dropin.h): both go. */
+	paths[0] = n >= 0 ? file : NULL;
+	paths[1] = ln >= 0 ? legacy : NULL;
+	for (i = 0; i < 2; i++) {
+		if (!paths[i])
+			continue;
+		if (unlink(paths[i]) < 0) {
+			r = -errno;
+			snprintf(err, len, "removing %s: %s", paths[i],
+				 strerror(-r));
+			return r;
+		}
+		snprintf(removed + strlen(removed), sizeof(removed) - strlen(removed),
+			 "%s%s", *removed ? " and " : "", paths[i]);
 	}
 	rmdir(dir);	/* only if nothing else is in it */
 	r = systemctl_daemon_reload(env->systemctl, err, len, "removed the drop-in");
@@ -465,10 +503,10 @@ int ctl_unprotect(FILE *out, const struct protect_env *env, const char *name,
 		char msg[512];
 
 		snprintf(msg, sizeof(msg), "%s", err);
-		snprintf(err, len, "%s: %s", file, msg);
+		snprintf(err, len, "%s: %s", removed, msg);
 		return r;
 	}
-	fprintf(out, "%s: unprotected, %s removed\n", unit, file);
+	fprintf(out, "%s: unprotected, %s removed\n", unit, removed);
 	if (!systemctl_load(env->systemctl, unit, &u, err, len) &&
 	    !strcmp(u.active_state, "active"))
 		fprintf(out, "%s: running with the preload until restarted: systemctl restart %s\n",

@@ -207,9 +207,8 @@ int ctl_units(FILE *out, const struct protect_env *env, bool json, char *err,
 
 		memset(us, 0, sizeof(*us));
 		snprintf(us->unit, sizeof(us->unit), "%s", names[i]);
-		snprintf(us->file, sizeof(us->file), "%s/%s.d/" DROPIN_NAME,
-			 env->unit_dir, names[i]);
-		if (dropin_read(us->file, text, sizeof(text)) >= 0) {
+		if (!dropin_find(env->unit_dir, names[i], us->file,
+				 sizeof(us->file), text, sizeof(text))) {
 			dropin_value(text, "Environment=SECMEM_PRELOAD_MODE=",
 				     us->mode, sizeof(us->mode));
 			dropin_value(text, "LimitMEMLOCK=", us->memlock,

@@ -159,7 +159,9 @@ static int protect(const char *name, const char *mode, uint64_t memlock,
 	return ctl_protect(outf, &env, name, &o, err, sizeof(err));
 }
 
-#define DROPIN "unit-dir/foo.service.d/secmem.conf"
+#define DROPIN "unit-dir/foo.service.d/50-secmem-preload.conf"
+/* The name an older secmemctl gave it, beside /etc/secmem.conf's. */
+#define LEGACY "unit-dir/foo.service.d/secmem.conf"
 
 START_TEST(unit_names)
 {
@@ -231,13 +233,13 @@ START_TEST(protect_keeps_another_preload_after_ours)
 	ck_assert_int_eq(protect("bar", "openssl", 0, false), 0);
 	snprintf(want, sizeof(want), "\nEnvironment=LD_PRELOAD=%s:/usr/lib/libjemalloc.so.2\n",
 		 preload);
-	ck_assert_msg(strstr(slurp_rel("unit-dir/bar.service.d/secmem.conf"), want),
-		      "%s", slurp_rel("unit-dir/bar.service.d/secmem.conf"));
+	ck_assert_msg(strstr(slurp_rel("unit-dir/bar.service.d/50-secmem-preload.conf"), want),
+		      "%s", slurp_rel("unit-dir/bar.service.d/50-secmem-preload.conf"));
 	ck_assert_msg(!strstr(output(), "restart"), "inactive: %s", output());
 	/* Re-protecting in another mode keeps it (systemd now shows ours:it). */
 	ck_assert_int_eq(protect("bar", "heap", 0, false), 0);
-	ck_assert_msg(strstr(slurp_rel("unit-dir/bar.service.d/secmem.conf"), want),
-		      "%s", slurp_rel("unit-dir/bar.service.d/secmem.conf"));
+	ck_assert_msg(strstr(slurp_rel("unit-dir/bar.service.d/50-secmem-preload.conf"), want),
+		      "%s", slurp_rel("unit-dir/bar.service.d/50-secmem-preload.conf"));
 }
 END_TEST
 
@@ -384,7 +386,7 @@ START_TEST(foreign_dropin_is_left_alone)
 {
 	put(DROPIN, "[Service]\nEnvironment=FOO=1\n");
 	ck_assert_int_eq(protect("foo", "heap", 0, false), -EEXIST);
-	ck_assert_msg(strstr(err, "secmem.conf exists and was not written by secmemctl"),
+	ck_assert_msg(strstr(err, "50-secmem-preload.conf exists and was not written by secmemctl"),
 		      "%s", err);
 	ck_assert_int_eq(ctl_unprotect(outf, &env, "foo", err, sizeof(err)), -EEXIST);
 	ck_assert_str_eq(slurp_rel(DROPIN), "[Service]\nEnvironment=FOO=1");
@@ -437,11 +439,101 @@ START_TEST(unprotect_removes_and_is_idempotent)
 }
 END_TEST
 
+/* A drop-in as an older secmemctl wrote it, under the legacy name. */
+static void legacy_dropin(const char *rel, const char *mode, bool nnp)
+{
+	char text[PATH_MAX + 512];
+
+	snprintf(text, sizeof(text),
+		 "# Written by secmemctl protect for foo.service; remove it with\n"
+		 "# `secmemctl unprotect foo.service`.  secmemctl(8) overwrites changes made here.\n"
+		 "[Service]\n"
+		 "Environment=LD_PRELOAD=%s\n"
+		 "Environment=SECMEM_PRELOAD_MODE=%s\n"
+		 "LimitMEMLOCK=256M\n%s",
+		 preload, mode, nnp ? "NoNewPrivileges=yes\n" : "");
+	put(rel, text);
+}
+
+/*
+ * UNIT.d/secmem.conf, the name older versions used: protect moves it to
+ * 50-secmem-preload.conf, unprotect removes it, status lists it, and an
+ * administrator's file of that name is none of secmemctl's business.
+ */
+START_TEST(legacy_dropin_is_migrated)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	legacy_dropin(LEGACY, "openssl", false);
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(ctl_units(f, &env, false, err, sizeof(err)), 0);
+	fclose(f);
+	ck_assert_msg(strstr(buf, "\nfoo.service                      openssl          256M     active"),
+		      "%s", buf);
+	free(buf);
+
+	ck_assert_int_eq(protect("foo", "heap", 0, false), 0);
+	ck_assert(exists(DROPIN));
+	ck_assert(!exists(LEGACY));
+	ck_assert_ptr_nonnull(strstr(slurp_rel(DROPIN), "\nEnvironment=SECMEM_PRELOAD_MODE=heap\n"));
+	ck_assert_int_eq(calls("daemon-reload"), 1);
+	ck_assert_msg(strstr(output(), "foo.service: removed " ) &&
+		      strstr(output(), "/foo.service.d/secmem.conf, the drop-in's old name\n"),
+		      "%s", output());
+	/* Both names: the old one goes even when the new one is current. */
+	legacy_dropin(LEGACY, "heap", false);
+	ck_assert_int_eq(protect("foo", "heap", 0, false), 0);
+	ck_assert(!exists(LEGACY));
+	ck_assert_int_eq(calls("daemon-reload"), 2);
+
+	/* unprotect: the legacy drop-in alone, then both. */
+	ck_assert_int_eq(ctl_unprotect(outf, &env, "foo", err, sizeof(err)), 0);
+	legacy_dropin(LEGACY, "heap", false);
+	ck_assert_int_eq(ctl_unprotect(outf, &env, "foo", err, sizeof(err)), 0);
+	ck_assert(!exists(LEGACY));
+	ck_assert(!exists("unit-dir/foo.service.d"));
+	ck_assert_int_eq(protect("foo", "heap", 0, false), 0);
+	legacy_dropin(LEGACY, "heap", false);
+	ck_assert_int_eq(ctl_unprotect(outf, &env, "foo", err, sizeof(err)), 0);
+	ck_assert(!exists(DROPIN));
+	ck_assert(!exists(LEGACY));
+
+	/* An administrator's secmem.conf: left alone, in the way of nothing. */
+	put(LEGACY, "[Service]\nEnvironment=FOO=1\n");
+	ck_assert_int_eq(protect("foo", "heap", 0, false), 0);
+	ck_assert_str_eq(slurp_rel(LEGACY), "[Service]\nEnvironment=FOO=1");
+	ck_assert_int_eq(ctl_unprotect(outf, &env, "foo", err, sizeof(err)), 0);
+	ck_assert(!exists(DROPIN));
+	ck_assert_str_eq(slurp_rel(LEGACY), "[Service]\nEnvironment=FOO=1");
+}
+END_TEST
+
+/* The legacy drop-in's NoNewPrivileges=yes excuses a set-id program no more than ours. */
+START_TEST(legacy_dropin_nnp_is_not_an_excuse)
+{
+	char path[PATH_MAX + 16];
+
+	setgid_prog(path, sizeof(path));
+	unit("foo.service", path, NULL);
+	legacy_dropin(LEGACY, "heap", true);
+	ck_assert_int_eq(protect("foo", "heap", 0, true), 0);
+	ck_assert(!exists(LEGACY));
+	/* systemd has loaded it: the merged NoNewPrivileges=yes is ours. */
+	legacy_dropin(LEGACY, "heap", true);
+	ck_assert_int_eq(unlink(strcat(strcpy(path, dir), "/" DROPIN)), 0);
+	ck_assert_int_eq(protect("foo", "openssl", 0, false), -EPERM);
+	ck_assert(exists(LEGACY));
+	ck_assert(!exists(DROPIN));
+}
+END_TEST
+
 START_TEST(templates_are_checked_through_an_instance)
 {
 	unit("agent@.service", "/bin/true", NULL);
 	ck_assert_int_eq(protect("agent@.service", "heap", 0, false), 0);
-	ck_assert(exists("unit-dir/agent@.service.d/secmem.conf"));
+	ck_assert(exists("unit-dir/agent@.service.d/50-secmem-preload.conf"));
 	ck_assert_int_ge(calls("show --no-pager -p LoadState -p ActiveState -p User -p Group -p NoNewPrivileges -p LimitMEMLOCK -p Environment -p ControlGroup -p ExecStart agent@secmemctl-check.service"),
 			 1);
 }
@@ -533,6 +625,7 @@ START_TEST(status_ignores_dropins_not_ours)
 	size_t len = 0;
 	FILE *f;
 
+	put("unit-dir/other.service.d/50-secmem-preload.conf", "[Service]\n");
 	put("unit-dir/other.service.d/secmem.conf", "[Service]\n");
 	f = open_memstream(&buf, &len);
 	ck_assert_int_eq(ctl_units(f, &env, false, err, sizeof(err)), 0);
@@ -656,6 +749,8 @@ Suite *test_suite(void)
 	tcase_add_test(tc, reload_failure_is_an_error);
 	tcase_add_test(tc, an_overriding_dropin_is_detected);
 	tcase_add_test(tc, unprotect_removes_and_is_idempotent);
+	tcase_add_test(tc, legacy_dropin_is_migrated);
+	tcase_add_test(tc, legacy_dropin_nnp_is_not_an_excuse);
 	tcase_add_test(tc, templates_are_checked_through_an_instance);
 	tcase_add_test(tc, status_lists_units_processes_and_stats);
 	tcase_add_test(tc, status_ignores_dropins_not_ours);

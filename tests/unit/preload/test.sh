@@ -256,9 +256,9 @@ ctlx() { "$ctl" --unit-dir "$fs/unit-dir" --cgroup-root "$out/cg" "$@"; }
 unit_desc "$probe" >"$fs/units/probe.service"
 expect 0 "secmemctl protect: a dynamically linked service is protected" \
 	ctlx protect probe --mode heap
-grep -qx "Environment=LD_PRELOAD=$SECMEM_PRELOAD_LIB" "$fs/unit-dir/probe.service.d/secmem.conf" &&
-	grep -qx "Environment=SECMEM_PRELOAD_MODE=heap" "$fs/unit-dir/probe.service.d/secmem.conf" &&
-	grep -qx "LimitMEMLOCK=256M" "$fs/unit-dir/probe.service.d/secmem.conf"
+grep -qx "Environment=LD_PRELOAD=$SECMEM_PRELOAD_LIB" "$fs/unit-dir/probe.service.d/50-secmem-preload.conf" &&
+	grep -qx "Environment=SECMEM_PRELOAD_MODE=heap" "$fs/unit-dir/probe.service.d/50-secmem-preload.conf" &&
+	grep -qx "LimitMEMLOCK=256M" "$fs/unit-dir/probe.service.d/50-secmem-preload.conf"
 result $? "... the drop-in sets LD_PRELOAD, the mode and LimitMEMLOCK"
 # The probe under the preload as the drop-in says, held open by a pipe.
 mkfifo "$out/hold-in"
@@ -304,7 +304,7 @@ unit_desc "$sgid" >"$fs/units/probe.service"
 expect 1 "secmemctl protect: a set-group-ID ExecStart= is refused" ctlx protect probe
 grep_err "... naming the way out" "is set-group-ID (group 65534): the dynamic loader ignores LD_PRELOAD.*--no-new-privs"
 expect 0 "secmemctl protect --no-new-privs protects it" ctlx protect probe --no-new-privs
-grep -qx "NoNewPrivileges=yes" "$fs/unit-dir/probe.service.d/secmem.conf"
+grep -qx "NoNewPrivileges=yes" "$fs/unit-dir/probe.service.d/50-secmem-preload.conf"
 result $? "... with NoNewPrivileges=yes"
 expect 0 "secmemctl unprotect" ctlx unprotect probe
 rm -f "$sgid"
