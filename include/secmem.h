@@ -19,9 +19,11 @@
  *
  * Errors: functions that return a pointer return NULL, functions that
  * return an int return -1; both set errno to a standard value (ENOMEM,
- * EINVAL, ENOSYS, EOVERFLOW, EBUSY) and record a precise SECMEM_E* code
+ * EINVAL, EACCES, ENOSYS, EBUSY, EIO) and record a precise SECMEM_E* code
  * for the calling thread, which secmem_last_error() returns and
- * secmem_strerror() turns into a sentence that says what to do.
+ * secmem_strerror() turns into a sentence that says what to do.  A call
+ * that succeeds leaves errno as it was, the first one (which chooses the
+ * backend) included.
  *
  * Misuse that would corrupt memory (a double free, a pointer that
  * libsecmem did not return, an overwritten canary) is not reported as an
@@ -30,14 +32,26 @@
  * All functions are thread-safe.  Threads are spread over several heaps
  * with one lock each; there is no global lock on the allocation path.
  *
+ * Signals: like malloc(3), these functions are not async-signal-safe, so
+ * a signal handler must not call them: they take locks (a handler that
+ * calls secmem_free() while the code it interrupted holds a heap lock
+ * deadlocks), allocate with malloc(3) and make system calls whose state
+ * an interrupted call may be in the middle of.  The exceptions, which
+ * are async-signal-safe: secmem_memzero(), secmem_memeq() and
+ * secmem_backend_name().
+ *
  * fork(): arenas are mapped with MADV_DONTFORK, so a child process does
  * not inherit the parent's secrets (touching them faults with SIGSEGV).
  * Their address ranges stay reserved without access in the child, so a
- * stale parent pointer keeps faulting after the child has allocated, and
- * secmem_free() of it aborts as for any foreign pointer.  A child that
- * calls into libsecmem gets a fresh, empty allocator with the same backend
- * and init flags.  Arena file descriptors are close-on-exec and are
- * closed in the child.
+ * stale parent pointer keeps faulting after the child has allocated.
+ * secmem_free() of an address in those ranges is a no-op that touches no
+ * memory, so that the atexit() handlers and destructors the child
+ * inherits may free the parent's secrets as they would in the parent;
+ * secmem_usable_size() and secmem_realloc() of one abort with a message.
+ * A child that calls into libsecmem gets a fresh, empty allocator with
+ * the same backend and init flags.  Arena file descriptors are
+ * close-on-exec and are closed in the child.  secmem_set_fork_policy()
+ * gives the child a copy instead.
  *
  * Hibernation: a kernel with /sys/kernel/mm/unmapped/hibernation = wipe
  * destroys every secret file before it hibernates.  After a resume, call
@@ -146,8 +160,8 @@ SECMEM_API int secmem_init(unsigned int flags);
  * @policy: SECMEM_FORK_DROP (the default) or SECMEM_FORK_COPY.
  *
  * SECMEM_FORK_DROP: the arenas are MADV_DONTFORK; the child does not
- * inherit the secrets, the parent's pointers fault there, and the child
- * starts with an empty allocator.
+ * inherit the secrets, the parent's pointers fault there (secmem_free() of
+ * one does nothing), and the child starts with an empty allocator.
  *
  * SECMEM_FORK_COPY: the child gets a private copy of every live
  * allocation at the same address, in new secret memory of its own (as
@@ -191,8 +205,8 @@ SECMEM_API SECMEM_MALLOC void *secmem_malloc(size_t size);
 
 /**
  * secmem_calloc() - allocate @nmemb * @size zeroed bytes.
- * Return: as secmem_malloc(); SECMEM_EOVERFLOW (errno EOVERFLOW) if the
- * product overflows.
+ * Return: as secmem_malloc(); SECMEM_EOVERFLOW if the product overflows,
+ * with errno ENOMEM as calloc(3) and secmem_malloc(SIZE_MAX) set it.
  */
 SECMEM_API SECMEM_MALLOC void *secmem_calloc(size_t nmemb, size_t size);
 
@@ -204,7 +218,11 @@ SECMEM_API SECMEM_MALLOC void *secmem_calloc(size_t nmemb, size_t size);
  * Bytes that are no longer part of the allocation are zeroed.  On failure
  * @ptr is left untouched.  An allocation from secmem_alloc_pages() stays
  * page-granular.  An allocation that secmem_wiped() found wiped cannot be
- * resized: SECMEM_EWIPED (errno EIO), whatever @size.
+ * resized: SECMEM_EWIPED (errno EIO), whatever @size.  Nor can a
+ * secmem_alloc_pages() block that secmem_protect() made SECMEM_READONLY
+ * or SECMEM_NOACCESS: SECMEM_EINVAL (errno EACCES), whatever @size, and
+ * the block keeps its contents and its protection; make it
+ * SECMEM_READWRITE first, and protect the result again.
  *
  * Return: the (possibly moved) memory, or NULL with errno set.
  */
@@ -218,7 +236,10 @@ SECMEM_API void *secmem_realloc(void *ptr, size_t size);
  * Checks the allocation's canary first.  Aborts with a message on an
  * overwritten canary, a double free, or a pointer libsecmem did not return.
  * An allocation that secmem_wiped() found wiped is released without a
- * touch: neither checked nor zeroed (the kernel took its pages).
+ * touch: neither checked nor zeroed (the kernel took its pages).  In a
+ * child of fork() under SECMEM_FORK_DROP, an address in the parent's
+ * arenas (which the child does not have) is a no-op that touches
+ * nothing.
  */
 SECMEM_API void secmem_free(void *ptr);
 
@@ -230,9 +251,13 @@ SECMEM_API void secmem_free(void *ptr);
  * (an OpenSSL secure free, a malloc replacement): one lookup instead of
  * secmem_owns() and then secmem_free().  A pointer outside every arena is
  * left alone; one inside an arena that is not a live allocation's start
- * aborts, as in secmem_free().
+ * aborts, as in secmem_free().  In a fork child under SECMEM_FORK_DROP, an
+ * address in the parent's arenas is released as secmem_free() releases
+ * it, with no touch, and counts as libsecmem's (1): the other allocator
+ * must not get it.
  *
- * Return: 1 if @ptr was freed, 0 if it is not libsecmem's (or NULL).
+ * Return: 1 if @ptr was freed (or was the parent's), 0 if it is not
+ * libsecmem's (or NULL).
  */
 SECMEM_API int secmem_free_if_owned(void *ptr);
 
@@ -265,7 +290,8 @@ SECMEM_API SECMEM_MALLOC char *secmem_strndup(const char *s, size_t n);
 
 /**
  * secmem_usable_size() - bytes usable at @ptr (at least what was asked).
- * Return: 0 for NULL; aborts like secmem_free() for a foreign pointer.
+ * Return: 0 for NULL; aborts like secmem_free() for a foreign pointer, and
+ * for the parent's pointer in a fork child.
  */
 SECMEM_API size_t secmem_usable_size(const void *ptr);
 

@@ -51,8 +51,32 @@ static struct {
 };
 
 static pthread_once_t sm_once = PTHREAD_ONCE_INIT;
-/* Unbinds a thread from its heap when it exits: value home heap + 1. */
+/*
+ * Unbinds a thread from its heap when it exits: value home heap + 1.  Its
+ * destructor is code of this object, so the key lives no longer than the
+ * object: libsecmem.so is linked -z nodelete (dlclose() leaves it
+ * loaded), and arena_unload() deletes the key when the object holding
+ * this code goes, a plugin that linked libsecmem.a included.
+ * sm_thread_key_live: the key exists and may be set.
+ */
 static pthread_key_t sm_thread_key;
+static _Atomic bool sm_thread_key_live;
+
+/*
+ * The parent's arenas that this fork child reserved (arena_fork_fence()),
+ * [lo, hi) with their guards: PROT_NONE here and holding nothing else, so
+ * an address in one is a parent's pointer.  Written only in a fork child
+ * before it has a second thread; a child's children inherit the table
+ * with the reservations.  If the table is full the last entry widens to
+ * cover a new range: an address between the two is then taken for a
+ * parent's, which only a pointer outside every arena of this process
+ * can be.
+ */
+#define SM_MAX_FENCES	SM_MAX_ARENAS
+static struct {
+	uintptr_t lo, hi;
+} sm_fences[SM_MAX_FENCES];
+static unsigned int sm_nfences;
 /*
  * initial-exec: read on every allocation and free, where the default
  * model of a shared library (global-dynamic) called __tls_get_addr()
@@ -88,8 +112,20 @@ static void arena_once(void)
 		sm.arenas[i].fd = -1;
 	if (pthread_key_create(&sm_thread_key, arena_thread_exit))
 		sm_die("pthread_key_create failed: no key for thread exit");
+	atomic_store(&sm_thread_key_live, true);
 	pthread_atfork(arena_fork_prepare, arena_fork_parent,
 		       arena_fork_child);
+}
+
+/*
+ * The object is being unloaded (or the process exits): no thread may run
+ * arena_thread_exit() after this.  glibc drops the fork handlers of an
+ * unloaded object itself.
+ */
+__attribute__((destructor)) static void arena_unload(void)
+{
+	if (atomic_exchange(&sm_thread_key_live, false))
+		pthread_key_delete(sm_thread_key);
 }
 
 int sm_ensure_init(void)
@@ -143,7 +179,9 @@ struct sm_heap *sm_heap_home(void)
 	 * libsecmem-preload that comes back here and must find the heap.
 	 */
 	sm_home = (int)best;
-	pthread_setspecific(sm_thread_key, (void *)(uintptr_t)(best + 1));
+	if (atomic_load_explicit(&sm_thread_key_live, memory_order_relaxed))
+		pthread_setspecific(sm_thread_key,
+				    (void *)(uintptr_t)(best + 1));
 	return &sm.heaps[best];
 }
 
@@ -514,7 +552,7 @@ struct sm_run *sm_run_alloc(struct sm_heap *h, size_t npages,
 	bool tried_grow = false;
 
 	if (npages > SIZE_MAX / sm_page_size - align_pages) {
-		sm_fail(SECMEM_EOVERFLOW, EOVERFLOW);
+		sm_fail(SECMEM_EOVERFLOW, ENOMEM);
 		return NULL;
 	}
 	run = calloc(1, desc_size);
@@ -586,6 +624,19 @@ bool sm_spares_release(void)
 		sm_unlock(&h->lock);
 	}
 	return any;
+}
+
+/* Whether @ptr lies in a range of the parent's arenas (sm_fences). */
+bool sm_fenced(const void *ptr)
+{
+	uintptr_t p = (uintptr_t)ptr;
+	unsigned int i;
+
+	for (i = 0; i < sm_nfences; i++) {
+		if (p >= sm_fences[i].lo && p < sm_fences[i].hi)
+			return true;
+	}
+	return false;
 }
 
 static bool arena_contains(struct sm_arena *a, uintptr_t p, uintptr_t *base)
@@ -892,22 +943,37 @@ static void arena_fork_parent(void)
  * range is free there: a new arena of the child could be mapped on it, so
  * that a stale parent pointer would read the child's own secret and
  * secmem_free() would accept it.  Reserve the range, guards included,
- * without access, so that such a pointer faults and is foreign to
- * secmem_free() as documented.  Address space only: no memory, no
- * RLIMIT_MEMLOCK.  If the range is taken (it cannot be, this early) the
- * reservation is skipped.
+ * without access, so that such a pointer faults, and record it in
+ * sm_fences, where secmem_free() finds it a parent's pointer and does
+ * nothing.  Address space only: no memory, no RLIMIT_MEMLOCK.  If the
+ * range is taken (it cannot be, this early) it is neither reserved nor
+ * recorded.
  */
 static void arena_fork_fence(const struct sm_arena *a)
 {
 	char *base = (char *)atomic_load(&a->base) - sm_page_size;
 	size_t len = atomic_load(&a->size) + 2 * sm_page_size;
+	uintptr_t lo = (uintptr_t)base, hi = lo + len;
 	void *r;
 
 	r = mmap(base, len, PROT_NONE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
 		 MAP_FIXED_NOREPLACE, -1, 0);
-	if (r != MAP_FAILED && r != base)
+	if (r == MAP_FAILED)
+		return;
+	if (r != base) {
 		munmap(r, len);	/* kernels before 4.17 ignore the flag */
+		return;
+	}
+	if (sm_nfences < SM_MAX_FENCES) {
+		sm_fences[sm_nfences].lo = lo;
+		sm_fences[sm_nfences++].hi = hi;
+		return;
+	}
+	if (lo < sm_fences[SM_MAX_FENCES - 1].lo)
+		sm_fences[SM_MAX_FENCES - 1].lo = lo;
+	if (hi > sm_fences[SM_MAX_FENCES - 1].hi)
+		sm_fences[SM_MAX_FENCES - 1].hi = hi;
 }
 
 /*

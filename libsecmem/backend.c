@@ -10,9 +10,12 @@
 #include <string.h>
 #include <linux/capability.h>
 #include <linux/magic.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -105,50 +108,92 @@ bool sm_secret_ipc_lock_exempts(void)
 				    memory_order_relaxed);
 }
 
+#ifdef SYS_memfd_secret
+/*
+ * The child of backend_probe_secret_exempt(), a process of its own that
+ * shares the caller's memory while the caller waits: its RLIMIT_MEMLOCK is
+ * its own.  With the soft limit at 0, map one page of a memfd_secret file
+ * and fault it with read() from /dev/zero, which fails with EFAULT where
+ * a store would get SIGBUS (MADV_POPULATE_WRITE is refused on secret
+ * memory).  Only system calls: it runs on the caller's thread state.
+ * Exit status 0: the page came in; anything else: it did not.  Its
+ * descriptors are its own and close with it; the mapping is in the
+ * shared address space and is unmapped here.
+ */
+static int backend_exempt_child(void *arg)
+{
+	size_t pg = *(const size_t *)arg;
+	int fd = (int)syscall(SYS_memfd_secret, O_CLOEXEC);
+	int src = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	struct rlimit rl;
+	char *p;
+	int r;
+
+	if (fd < 0 || src < 0 || ftruncate(fd, (off_t)pg) < 0 ||
+	    getrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+		return 2;
+	rl.rlim_cur = 0;
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+		return 2;
+	p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return 1;
+	r = read(src, p, pg) == (ssize_t)pg ? 0 : 1;
+	munmap(p, pg);
+	return r;
+}
+#endif
+
 /*
  * Whether the running kernel lets this process, which has CAP_IPC_LOCK,
  * fault memfd_secret pages beyond RLIMIT_MEMLOCK.  Kernels differ:
  * upstream checks the limit when the file is mapped (mlock_future_ok(),
  * where CAP_IPC_LOCK is exempt), some (Debian's 6.12) charge every page
  * at fault time with no exemption and deliver SIGBUS past the limit.  So
- * ask this one: with the soft limit at 0 for a moment, map one page and
- * fault it with read() from /dev/zero, which fails with EFAULT where a
- * store would get SIGBUS (MADV_POPULATE_WRITE is refused on secret
- * memory).  Called before any arena exists; the window in which the
- * process's soft limit is 0 is a handful of system calls.  Any failure
- * answers "not exempt", libsecmem's earlier, stricter rule.
+ * ask this one, in a child with a soft limit of 0 (backend_exempt_child()):
+ * the process's own limits, descriptors and signal dispositions are never
+ * changed, whatever its other threads do meanwhile.  The child is a
+ * clone() that shares the memory (no copy of a large process) and the
+ * calling thread waits for it (CLONE_VFORK), with every signal blocked
+ * so that no handler of the program runs in it; it sends no SIGCHLD and
+ * is reaped here (__WALL), unseen by the program's own wait() calls.
+ * Any failure answers "not exempt", libsecmem's stricter rule.  errno is
+ * the caller's.
  */
 static bool backend_probe_secret_exempt(void)
 {
 	bool exempt = false;
 #ifdef SYS_memfd_secret
+	const size_t stack_size = (size_t)64 * 1024;
 	size_t pg = sm_page_size;
-	struct rlimit rl, zero;
-	int fd, src = -1, err = errno;
+	sigset_t all, old;
+	int err = errno, status;
+	char *stack;
+	pid_t pid;
 
 	/* Asked even under an infinite limit: the program may lower it. */
-	if (!sm_ipc_lock_effective() || getrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+	if (!sm_ipc_lock_effective())
 		return false;
-	fd = (int)syscall(SYS_memfd_secret, O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	src = open("/dev/zero", O_RDONLY | O_CLOEXEC);
-	zero = rl;
-	zero.rlim_cur = 0;
-	if (src >= 0 && ftruncate(fd, (off_t)pg) == 0 &&
-	    setrlimit(RLIMIT_MEMLOCK, &zero) == 0) {
-		char *p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED,
-			       fd, 0);
+	stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		goto out;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = clone(backend_exempt_child, stack + stack_size,
+		    CLONE_VM | CLONE_VFORK, &pg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid > 0) {
+		pid_t r;
 
-		if (p != MAP_FAILED) {
-			exempt = read(src, p, pg) == (ssize_t)pg;
-			munmap(p, pg);
-		}
-		setrlimit(RLIMIT_MEMLOCK, &rl);
+		do
+			r = waitpid(pid, &status, __WALL);
+		while (r < 0 && errno == EINTR);
+		exempt = r == pid && WIFEXITED(status) &&
+			 WEXITSTATUS(status) == 0;
 	}
-	if (src >= 0)
-		close(src);
-	close(fd);
+	munmap(stack, stack_size);
+out:
 	errno = err;
 #endif
 	return exempt;
@@ -173,7 +218,7 @@ int sm_backend_probe(unsigned int flags)
 				     SECMEM_INIT_FORCE_INSECURE)) ||
 			   backend_env_allows_insecure();
 	enum secmem_backend b = SECMEM_BACKEND_NONE;
-	int r;
+	int r, saved = errno;
 
 	atomic_store(&sm_backend, SECMEM_BACKEND_NONE);
 	if (flags & SECMEM_INIT_FORCE_INSECURE)
@@ -208,6 +253,8 @@ done:
 		     b == SECMEM_BACKEND_MEMFD_SECRET &&
 		     backend_probe_secret_exempt());
 	atomic_store_explicit(&sm_backend, b, memory_order_release);
+	/* The probes that found no backend set errno: a success keeps it. */
+	errno = saved;
 	return 0;
 transient:
 	sm_fail_syscall("probing the secret memory backend", -r);

@@ -348,22 +348,39 @@ static void *heap_alloc(size_t size, size_t align, bool zeroed, bool pages)
 	return heap_alloc_slow(home, size, need, align, zeroed, pages);
 }
 
+/* What heap_find_in() returns NULL for instead of aborting. */
+#define SM_FIND_FOREIGN	(1U << 0)	/* a pointer outside every arena */
+#define SM_FIND_PARENT	(1U << 1)	/* the parent's, in a fork child */
+
 /*
  * Find the live allocation at @ptr and return its run with its heap locked
- * in *@hp, or abort: anything else is a double free or a foreign pointer.
+ * in *@hp.  A pointer outside every arena is NULL if @flags allow it:
+ * SM_FIND_PARENT for one in a range of the parent's arenas that this fork
+ * child reserved (sm_fenced()), SM_FIND_FOREIGN for any.  Anything else
+ * aborts: a double free, a foreign pointer, or an address in an arena
+ * that is no allocation's start (a slab's tail past its last chunk
+ * included).
  */
 static struct sm_run *heap_find_in(const void *ptr, struct sm_heap **hp,
-				   const char *who, bool foreign_ok)
+				   const char *who, unsigned int flags)
 {
 	struct sm_arena *a = sm_arena_lookup(ptr, hp);
 	struct sm_run *run;
 	size_t off, idx;
 	uint32_t csize;
 
-	if (!a && foreign_ok)
-		return NULL;
-	if (!a)
-		sm_die("%s(%p): pointer not allocated by libsecmem", who, ptr);
+	if (!a) {
+		if (flags & SM_FIND_FOREIGN)
+			return NULL;
+		if (sm_fenced(ptr)) {
+			if (flags & SM_FIND_PARENT)
+				return NULL;
+			sm_die("%s(%p): memory of the parent process, which "
+			       "this fork child did not inherit "
+			       "(SECMEM_FORK_DROP)", who, ptr);
+		}
+		goto foreign;
+	}
 	run = sm_run_of(a, ptr);
 	if (!run)
 		goto dead;
@@ -372,6 +389,8 @@ static struct sm_run *heap_find_in(const void *ptr, struct sm_heap **hp,
 	case SM_RUN_SLAB:
 		csize = heap_class_size[run->cls];
 		idx = heap_chunk_index(off, run->cls);
+		if (idx >= run->nchunks)
+			goto foreign;
 		if (off != idx * csize)
 			goto inside;
 		if (!(run->bitmap[idx / 64] & (1ULL << (idx % 64))))
@@ -392,12 +411,14 @@ inside:
 dead:
 	sm_die("%p is not a live allocation (double free or use after free)",
 	       ptr);
+foreign:
+	sm_die("%s(%p): pointer not allocated by libsecmem", who, ptr);
 }
 
 static struct sm_run *heap_find(const void *ptr, struct sm_heap **hp,
 				const char *who)
 {
-	return heap_find_in(ptr, hp, who, false);
+	return heap_find_in(ptr, hp, who, 0);
 }
 
 SECMEM_API void *secmem_malloc(size_t size)
@@ -409,8 +430,9 @@ SECMEM_API void *secmem_calloc(size_t nmemb, size_t size)
 {
 	size_t total;
 
+	/* errno as glibc's calloc() and secmem_malloc(SIZE_MAX): ENOMEM. */
 	if (__builtin_mul_overflow(nmemb, size, &total))
-		return sm_fail(SECMEM_EOVERFLOW, EOVERFLOW);
+		return sm_fail(SECMEM_EOVERFLOW, ENOMEM);
 	/* Free chunks are zeroed and fresh arena pages are zero. */
 	return heap_alloc(total, SM_ALIGN, true, false);
 }
@@ -567,6 +589,11 @@ void sm_heap_drop_slabs_of(struct sm_heap *h, const struct sm_arena *a)
 	}
 }
 
+/*
+ * In a fork child (SECMEM_FORK_DROP) the parent's allocations are absent:
+ * freeing one is a no-op that touches no memory, so that the atexit()
+ * handlers and destructors a child inherits may free them.
+ */
 SECMEM_API void secmem_free(void *ptr)
 {
 	struct sm_heap *h;
@@ -574,7 +601,9 @@ SECMEM_API void secmem_free(void *ptr)
 
 	if (!ptr)
 		return;
-	run = heap_find(ptr, &h, "secmem_free");
+	run = heap_find_in(ptr, &h, "secmem_free", SM_FIND_PARENT);
+	if (!run)
+		return;
 	heap_free_locked(h, run, ptr);
 	sm_unlock(&h->lock);
 }
@@ -582,6 +611,9 @@ SECMEM_API void secmem_free(void *ptr)
 /*
  * One lookup where secmem_owns() then secmem_free() took two: the free of
  * an allocator that shares free() with another one (libsecmem-preload).
+ * A parent's allocation in a fork child is released as secmem_free()
+ * releases it, without a touch, and is 1: the other allocator must not
+ * get it.
  */
 SECMEM_API int secmem_free_if_owned(void *ptr)
 {
@@ -590,9 +622,10 @@ SECMEM_API int secmem_free_if_owned(void *ptr)
 
 	if (!ptr)
 		return 0;
-	run = heap_find_in(ptr, &h, "secmem_free_if_owned", true);
+	run = heap_find_in(ptr, &h, "secmem_free_if_owned",
+			   SM_FIND_FOREIGN);
 	if (!run)
-		return 0;
+		return sm_fenced(ptr) ? 1 : 0;
 	heap_free_locked(h, run, ptr);
 	sm_unlock(&h->lock);
 	return 1;
@@ -689,6 +722,22 @@ SECMEM_API void *secmem_realloc(void *ptr, size_t size)
 		/* Nothing to keep or copy: the contents are gone. */
 		sm_unlock(&h->lock);
 		return sm_fail(SECMEM_EWIPED, EIO);
+	}
+	/*
+	 * A block that secmem_protect() made READONLY or NOACCESS is
+	 * refused whatever @size: the shrink would write it, the move read
+	 * it, and a new block would not carry the protection asked for.
+	 */
+	if (run->kind == SM_RUN_PAGES && run->prot != SECMEM_READWRITE) {
+		sm_unlock(&h->lock);
+		sm_fail_einval(EACCES,
+			       "secmem_realloc() of a block that "
+			       "secmem_protect() made SECMEM_READONLY or "
+			       "SECMEM_NOACCESS: it is left as it is, contents "
+			       "and protection; make it SECMEM_READWRITE with "
+			       "secmem_protect() first, and protect the result "
+			       "again");
+		return NULL;
 	}
 	usable = heap_run_usable(run);
 	pages = run->kind == SM_RUN_PAGES;

@@ -231,6 +231,7 @@ struct sm_heap *sm_heap_home(void);
 struct sm_heap *sm_heap_at(unsigned int i);
 unsigned int sm_heap_count(void);
 struct sm_arena *sm_arena_lookup(const void *ptr, struct sm_heap **locked);
+bool sm_fenced(const void *ptr);
 struct sm_run *sm_run_alloc(struct sm_heap *h, size_t npages,
 			    size_t align_pages, size_t desc_size, bool grow);
 void sm_run_release(struct sm_heap *h, struct sm_run *run);
@@ -287,11 +288,16 @@ void sm_counters_reset(void);
 struct sm_error {
 	int code;
 	int sys_errno;
+	/*
+	 * SECMEM_ESYSCALL: the operation that failed; SECMEM_EINVAL: NULL,
+	 * or the sentence secmem_strerror() gives for this refusal.
+	 */
 	const char *what;
 	uint64_t limit, in_use, requested;
 };
 void *sm_fail(int code, int err);
 void sm_fail_syscall(const char *what, int err);
+void sm_fail_einval(int err, const char *why);
 void sm_fail_memlock(uint64_t limit, uint64_t in_use, uint64_t requested);
 struct sm_error *sm_error_get(void);
 _Noreturn void sm_die(const char *fmt, ...)

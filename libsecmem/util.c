@@ -65,6 +65,12 @@ void sm_fail_syscall(const char *what, int err)
 	sm_err.what = what;
 }
 
+void sm_fail_einval(int err, const char *why)
+{
+	sm_fail(SECMEM_EINVAL, err);
+	sm_err.what = why;
+}
+
 /* @limit 0: the kernel said EAGAIN; the numbers are read when reported. */
 void sm_fail_memlock(uint64_t limit, uint64_t in_use, uint64_t requested)
 {
@@ -200,6 +206,8 @@ SECMEM_API const char *secmem_strerror(int err)
 		       "memory, and raise vm.max_map_count if many blocks were "
 		       "split by secmem_protect()";
 	case SECMEM_EINVAL:
+		if (e.what)
+			return e.what;
 		return "Invalid argument: see the function's man page for the "
 		       "accepted values (alignments must be powers of two, "
 		       "secmem_protect() takes only secmem_alloc_pages() "

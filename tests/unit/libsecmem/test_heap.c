@@ -171,10 +171,14 @@ SM_TEST(test_calloc)
 {
 	unsigned char *p;
 
+	/* As glibc's calloc(): ENOMEM, like secmem_malloc(SIZE_MAX). */
 	errno = 0;
 	ck_assert_ptr_null(secmem_calloc(SIZE_MAX / 2, 3));
-	ck_assert_int_eq(errno, EOVERFLOW);
+	ck_assert_int_eq(errno, ENOMEM);
 	ck_assert_int_eq(secmem_last_error(), SECMEM_EOVERFLOW);
+	errno = 0;
+	ck_assert_ptr_null(secmem_calloc(SIZE_MAX, 2));
+	ck_assert_int_eq(errno, ENOMEM);
 	ck_assert_ptr_null(secmem_calloc(3, SIZE_MAX / 2));
 
 	/* Reuse a dirty chunk: calloc must still hand out zeroes. */
@@ -790,14 +794,18 @@ static int is_block(char **p, const char *q)
 	return 0;
 }
 
-/* In a fork child (SECMEM_FORK_DROP): none of the parent's pointers is ours. */
+/*
+ * In a fork child (SECMEM_FORK_DROP): none of the parent's pointers is
+ * memory it owns, and secmem_free_if_owned() takes each (1, a no-op), so
+ * that a two-allocator free never hands one to the other allocator.
+ */
 static void do_owns_none(void *arg)
 {
 	char **p = arg, *q;
 
 	for (int i = 0; i < NARENAS; i++) {
 		if (secmem_owns(p[i]) || secmem_owns(p[i] + 1) ||
-		    secmem_free_if_owned(p[i]))
+		    secmem_free_if_owned(p[i]) != 1)
 			_exit(10 + i);
 	}
 	q = secmem_malloc(100);

@@ -4,12 +4,14 @@
  * RLIMIT_MEMLOCK, and backend probing.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -24,6 +26,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "secmem/uapi.h"
@@ -171,6 +174,60 @@ SM_TEST(test_guard_pages)
 	secmem_free(p);
 }
 
+static void do_usable_size_at(void *arg)
+{
+	fprintf(stderr, "usable size %zu\n", secmem_usable_size(arg));
+	_exit(0);
+}
+
+static void do_free_at(void *arg)
+{
+	secmem_free(arg);
+	_exit(0);
+}
+
+static void do_free_if_owned_at(void *arg)
+{
+	fprintf(stderr, "freed %d\n", secmem_free_if_owned(arg));
+	_exit(0);
+}
+
+/*
+ * A slab of 48-byte chunks ends in a tail shorter than a chunk: an
+ * address there is no chunk, whatever its offset, and every check of a
+ * pointer must say so (the lookup took it for a live chunk past the last
+ * one: secmem_usable_size() said 40, secmem_free() read past the slab).
+ */
+SM_TEST(test_slab_tail_pointer)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	size_t slab = (16384 + pg - 1) / pg * pg, nchunks = slab / 48;
+	void (*const calls[])(void *) = {
+		do_usable_size_at, do_free_at, do_free_if_owned_at,
+	};
+	char *p, *tail;
+
+	/* The children that make the calls have the slab, at its address. */
+	ck_assert_int_eq(secmem_set_fork_policy(SECMEM_FORK_COPY), 0);
+	p = secmem_malloc(40);
+	ck_assert_ptr_nonnull(p);
+	/* The first allocation of its class: chunk 0 of a new slab. */
+	ck_assert_uint_eq((uintptr_t)p % pg, 0);
+	ck_assert_uint_lt(nchunks * 48, slab);
+	tail = p + nchunks * 48;
+	ck_assert_int_eq(secmem_owns(tail), 0);
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		int st = test_in_child(calls[i], tail, child_err,
+				       sizeof(child_err));
+
+		ck_assert_killed_by(st, SIGABRT);
+		ck_assert_msg(strstr(child_err, "not allocated by libsecmem"),
+			      "call %zu, stderr: %s", i, child_err);
+	}
+	secmem_free(p);
+	ck_assert_int_eq(secmem_set_fork_policy(SECMEM_FORK_DROP), 0);
+}
+
 TCase *test_death_tcase(const char *name)
 {
 	TCase *tc = tcase_create(name);
@@ -179,6 +236,7 @@ TCase *test_death_tcase(const char *name)
 	tcase_add_test(tc, test_double_free);
 	tcase_add_test(tc, test_foreign_pointer);
 	tcase_add_test(tc, test_guard_pages);
+	tcase_add_test(tc, test_slab_tail_pointer);
 	return tc;
 }
 
@@ -244,11 +302,63 @@ SM_TEST(test_alloc_pages_protect)
 	secmem_free(p);
 }
 
+/*
+ * secmem_realloc() of a block that secmem_protect() made READONLY or
+ * NOACCESS fails with EACCES whatever the size, and leaves the block as
+ * it was: its contents and its protection.  (It zeroed a READONLY block's
+ * tail and copied a NOACCESS block: SIGSEGV; a READONLY block that grew
+ * came back read-write.)
+ */
+SM_TEST(test_realloc_protected)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	const size_t sizes[] = { 3 * pg - 100, 3 * pg, pg, 10 * pg, 0 };
+	const int prots[] = { SECMEM_READONLY, SECMEM_NOACCESS };
+
+	for (size_t i = 0; i < sizeof(prots) / sizeof(prots[0]); i++) {
+		for (size_t j = 0; j < sizeof(sizes) / sizeof(sizes[0]); j++) {
+			char *p = secmem_alloc_pages(3 * pg), *q;
+			const char *msg;
+			int st;
+
+			ck_assert_ptr_nonnull(p);
+			memset(p, 0x5c, 3 * pg);
+			ck_assert_int_eq(secmem_protect(p, prots[i]), 0);
+			errno = 0;
+			q = secmem_realloc(p, sizes[j]);
+			ck_assert_msg(!q, "prot %d, size %zu: resized to %p",
+				      prots[i], sizes[j], (void *)q);
+			ck_assert_int_eq(errno, EACCES);
+			ck_assert_int_eq(secmem_last_error(), SECMEM_EINVAL);
+			msg = secmem_strerror(secmem_last_error());
+			ck_assert_msg(strstr(msg, "secmem_protect") &&
+				      strstr(msg, "SECMEM_READWRITE"),
+				      "message: %s", msg);
+			/* Still protected as it was. */
+			st = test_in_child(prots[i] == SECMEM_READONLY ?
+					   do_touch : do_read, p, child_err,
+					   sizeof(child_err));
+			ck_assert_killed_by(st, SIGSEGV);
+			ck_assert_int_eq(secmem_protect(p, SECMEM_READWRITE),
+					 0);
+			for (size_t k = 0; k < 3 * pg; k++)
+				ck_assert_int_eq(p[k], 0x5c);
+			/* Read-write again, it resizes. */
+			q = secmem_realloc(p, sizes[j]);
+			ck_assert_ptr_nonnull(q);
+			for (size_t k = 0; k < 3 * pg && k < sizes[j]; k++)
+				ck_assert_int_eq(q[k], 0x5c);
+			secmem_free(q);
+		}
+	}
+}
+
 TCase *test_pages_tcase(const char *name)
 {
 	TCase *tc = tcase_create(name);
 
 	tcase_add_test(tc, test_alloc_pages_protect);
+	tcase_add_test(tc, test_realloc_protected);
 	return tc;
 }
 
@@ -557,6 +667,232 @@ SM_TEST(test_fork)
 }
 
 /*
+ * Under SECMEM_FORK_DROP a child that frees the parent's secrets, from an
+ * atexit() handler as ported libsodium code does, must go on: each free
+ * of an address in the parent's arenas is a no-op that touches nothing
+ * (the memory is not there: a touch is SIGSEGV).  The child's stdio
+ * buffer, flushed by exit() after the handlers, must arrive.
+ */
+static char **fork_parent_ptrs;
+
+static void fork_free_parent_ptrs(void)
+{
+	for (int i = 0; fork_parent_ptrs[i]; i++)
+		secmem_free(fork_parent_ptrs[i]);
+}
+
+static void do_child_frees_parent(void *arg)
+{
+	static char buf[BUFSIZ];
+	struct secmem_stats st;
+	char **p = arg, *q;
+	int status;
+	pid_t pid;
+
+	fork_parent_ptrs = p;
+	q = secmem_malloc(64);
+	if (!q)
+		_exit(40);
+	strcpy(q, "child secret");
+	/* Not the start of an allocation: still the parent's, still no-op. */
+	secmem_free(p[0] + 8);
+	secmem_free(p[1] + 4096);
+	if (secmem_free_if_owned(p[1]) != 1)
+		_exit(41);
+	if (secmem_owns(p[0]) || secmem_owns(p[1]))
+		_exit(42);
+	if (secmem_stats(&st) || st.allocations != 1 ||
+	    strcmp(q, "child secret"))
+		_exit(43);
+	secmem_free(q);
+	/* A grandchild inherits the reservation and the no-op. */
+	pid = fork();
+	if (pid == 0) {
+		secmem_free(p[2]);
+		secmem_free(secmem_malloc(16));
+		secmem_free(p[0]);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid ||
+	    !WIFEXITED(status) || WEXITSTATUS(status))
+		_exit(44);
+	setvbuf(stderr, buf, _IOFBF, sizeof(buf));
+	atexit(fork_free_parent_ptrs);
+	fprintf(stderr, "child: buffered line\n");
+	exit(0);
+}
+
+SM_TEST(test_fork_free_parent)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	char *p[4] = {
+		secmem_malloc(64), secmem_malloc(100000),
+		secmem_alloc_pages(2 * pg), NULL,
+	};
+	struct secmem_stats st;
+	int status;
+
+	for (int i = 0; i < 3; i++) {
+		ck_assert_ptr_nonnull(p[i]);
+		memset(p[i], 0x33, 64);
+	}
+	ck_assert_int_eq(secmem_protect(p[2], SECMEM_NOACCESS), 0);
+	status = test_in_child(do_child_frees_parent, p, child_err,
+			       sizeof(child_err));
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child status 0x%x: %s", status, child_err);
+	ck_assert_msg(strstr(child_err, "child: buffered line"), "stderr: %s",
+		      child_err);
+	/* The parent still has all three. */
+	ck_assert_int_eq(secmem_stats(&st), 0);
+	ck_assert_uint_eq(st.allocations, 3);
+	ck_assert_int_eq(p[0][63], 0x33);
+	ck_assert_int_eq(p[1][63], 0x33);
+	for (int i = 0; i < 3; i++)
+		secmem_free(p[i]);
+}
+
+#ifdef TEST_LIBSECMEM_SO
+struct dl_thread {
+	void *(*alloc)(size_t);
+	void (*release)(void *);
+	sem_t allocated, go;
+	bool ok;
+};
+
+static void *dl_thread_main(void *arg)
+{
+	struct dl_thread *t = arg;
+	void *p = t->alloc(32);	/* binds the thread: its key has a value */
+
+	t->ok = p != NULL;
+	t->release(p);
+	sem_post(&t->allocated);
+	while (sem_wait(&t->go) < 0)
+		;
+	return NULL;		/* exits after the dlclose() */
+}
+
+/*
+ * The shared library, dlopen()ed by a plugin and dlclose()d: a thread
+ * that used it exits afterwards, and its thread-specific key must not
+ * call a destructor in unloaded code (SIGSEGV).  A fork afterwards must
+ * not run unloaded fork handlers either.
+ */
+static void do_dlclose_thread_exit(void *arg)
+{
+	struct dl_thread t = { .ok = false };
+	pthread_t th;
+	void *h;
+	pid_t pid;
+	int st;
+
+	(void)arg;
+	setenv("SECMEM_ALLOW_INSECURE", "1", 1);
+	h = dlopen(TEST_LIBSECMEM_SO, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		fprintf(stderr, "dlopen: %s\n", dlerror());
+		_exit(50);
+	}
+	t.alloc = (void *(*)(size_t))dlsym(h, "secmem_malloc");
+	t.release = (void (*)(void *))dlsym(h, "secmem_free");
+	if (!t.alloc || !t.release) {
+		fprintf(stderr, "dlsym: %s\n", dlerror());
+		_exit(51);
+	}
+	if (sem_init(&t.allocated, 0, 0) || sem_init(&t.go, 0, 0) ||
+	    pthread_create(&th, NULL, dl_thread_main, &t))
+		_exit(52);
+	while (sem_wait(&t.allocated) < 0)
+		;
+	if (!t.ok)
+		_exit(53);
+	if (dlclose(h)) {
+		fprintf(stderr, "dlclose: %s\n", dlerror());
+		_exit(54);
+	}
+	signal(SIGSEGV, SIG_DFL);	/* ASan's handler would exit(1) */
+	sem_post(&t.go);
+	pthread_join(th, NULL);
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		_exit(55);
+	_exit(0);
+}
+
+SM_TEST(test_dlclose_thread_exit)
+{
+	int status = test_in_child(do_dlclose_thread_exit, NULL, child_err,
+				   sizeof(child_err));
+
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child status 0x%x: %s", status, child_err);
+}
+#endif
+
+static _Atomic bool limit_stop;
+static _Atomic unsigned long limit_reads, limit_zero;
+
+static void *limit_reader(void *arg)
+{
+	struct rlimit rl;
+
+	(void)arg;
+	while (!atomic_load(&limit_stop)) {
+		if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur == 0)
+			atomic_fetch_add(&limit_zero, 1);
+		atomic_fetch_add(&limit_reads, 1);
+	}
+	return NULL;
+}
+
+/*
+ * The memfd_secret probe asks the kernel whether CAP_IPC_LOCK exempts
+ * this process from RLIMIT_MEMLOCK: it must ask without changing the
+ * process's limit, which another thread may read (or fault secret memory
+ * under) at any time.  Each secmem_init() with other flags probes again.
+ */
+SM_TEST(test_probe_keeps_memlock_limit)
+{
+	struct timespec t0, t1;
+	pthread_t th;
+	int i;
+
+	if (test_mode != TEST_MODE_SECURE ||
+	    secmem_init(SECMEM_INIT_NO_UNMAPPED) < 0 ||
+	    secmem_backend() != SECMEM_BACKEND_MEMFD_SECRET) {
+		test_skip("memfd_secret is not available: nothing to probe");
+		return;
+	}
+	if (!test_have_ipc_lock()) {
+		test_skip("no CAP_IPC_LOCK: the exemption is not probed");
+		return;
+	}
+	test_set_memlock(64ULL << 20);
+	atomic_store(&limit_stop, false);
+	ck_assert_int_eq(pthread_create(&th, NULL, limit_reader, NULL), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < 4000; i++) {
+		ck_assert_int_eq(secmem_init(SECMEM_INIT_NO_UNMAPPED |
+					     (i % 2 ? SECMEM_INIT_ALLOW_INSECURE :
+						      0)), 0);
+		ck_assert_int_eq(secmem_backend(), SECMEM_BACKEND_MEMFD_SECRET);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (t1.tv_sec - t0.tv_sec >= 3)
+			break;
+	}
+	atomic_store(&limit_stop, true);
+	pthread_join(th, NULL);
+	printf("# %d probes: %lu of %lu reads of RLIMIT_MEMLOCK saw 0\n", i,
+	       atomic_load(&limit_zero), atomic_load(&limit_reads));
+	ck_assert_uint_gt(atomic_load(&limit_reads), 0);
+	ck_assert_uint_eq(atomic_load(&limit_zero), 0);
+	ck_assert_int_eq(secmem_init(0), 0);
+}
+
+/*
  * SECMEM_FORK_COPY: the child has the parent's secrets at the same
  * addresses, in memory of its own: writes in either process are not seen
  * by the other, and a NOACCESS block stays NOACCESS in the child.
@@ -718,6 +1054,11 @@ TCase *test_misc_tcase(const char *name)
 	tcase_add_test(tc, test_init_races_allocations);
 	tcase_add_test(tc, test_fork);
 	tcase_add_test(tc, test_fork_copy);
+	tcase_add_test(tc, test_fork_free_parent);
+#ifdef TEST_LIBSECMEM_SO
+	tcase_add_test(tc, test_dlclose_thread_exit);
+#endif
+	tcase_add_test(tc, test_probe_keeps_memlock_limit);
 	tcase_add_test(tc, test_memlock_exhaustion);
 	tcase_add_test(tc, test_memlock_ipc_lock_secret);
 	return tc;
@@ -892,6 +1233,35 @@ START_TEST(test_probe_flags)
 }
 END_TEST
 
+/*
+ * errno is the caller's after every call that succeeds, the first
+ * allocation included, whose backend probe asks for MFD_UNMAPPED and
+ * gets EINVAL from a stock kernel.
+ */
+START_TEST(test_probe_errno_kept)
+{
+	void *p;
+
+	setenv("SECMEM_ALLOW_INSECURE", "1", 1);	/* any kernel */
+	errno = EDOM;
+	p = secmem_malloc(16);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(errno, EDOM);
+	secmem_free(p);
+	ck_assert_int_eq(errno, EDOM);
+	/* Nothing is allocated: another probe, with memfd_secret first. */
+	ck_assert_int_eq(secmem_init(SECMEM_INIT_NO_UNMAPPED), 0);
+	ck_assert_int_eq(errno, EDOM);
+	ck_assert_int_eq(secmem_init(0), 0);
+	ck_assert_int_eq(errno, EDOM);
+	p = secmem_calloc(4, 100);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(errno, EDOM);
+	secmem_free(p);
+	ck_assert_int_eq(errno, EDOM);
+}
+END_TEST
+
 TCase *test_probe_tcase(void)
 {
 	TCase *tc = tcase_create("probe");
@@ -899,5 +1269,6 @@ TCase *test_probe_tcase(void)
 	tcase_add_test(tc, test_probe_no_secure_backend);
 	tcase_add_test(tc, test_probe_flags);
 	tcase_add_test(tc, test_probe_unmapped_verified);
+	tcase_add_test(tc, test_probe_errno_kept);
 	return tc;
 }
