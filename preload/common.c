@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Mode parsing and the constructor.  A requested mode that cannot be
- * served (no secret-memory backend) stops the program with a message and
- * status 125 instead of letting it run without the protection it was
- * started with.
+ * Mode parsing and the constructor.  A mode list that is set but not
+ * valid (mode_list.h: empty, an empty mode, an unknown word), or a
+ * requested mode that cannot be served (no secret-memory backend), stops
+ * the program with a message and status 125 instead of letting it run
+ * without the protection it was started with.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -24,28 +25,11 @@ static bool verbose;
 
 _Atomic unsigned int preload_modes_cache = ~0U;
 
-static unsigned int parse_modes(const char *s)
-{
-	unsigned int m = 0;
-	const char *p = s;
-
-	while (*p) {
-		size_t n = strcspn(p, ",");
-
-		if (n == 7 && !strncmp(p, "openssl", n))
-			m |= PRELOAD_OPENSSL;
-		else if (n == 6 && !strncmp(p, "sodium", n))
-			m |= PRELOAD_SODIUM;
-		else if (n == 4 && !strncmp(p, "heap", n))
-			m |= PRELOAD_HEAP;
-		else if (n)
-			preload_die("SECMEM_PRELOAD_MODE=%s: unknown mode '%.*s' "
-				    "(openssl, sodium, heap)", s, (int)n, p);
-		p += n + (p[n] == ',');
-	}
-	return m;
-}
-
+/*
+ * Called first from the constructor or from the first allocation, both
+ * before main(); a bad list never returns, so no code of the program runs
+ * with fewer modes than it was started with.
+ */
 unsigned int preload_modes_parse(void)
 {
 	const char *env;
@@ -53,7 +37,18 @@ unsigned int preload_modes_parse(void)
 
 	/* Unset: the two interpositions that only touch secure allocators. */
 	env = getenv("SECMEM_PRELOAD_MODE");
-	m = env ? parse_modes(env) : PRELOAD_OPENSSL | PRELOAD_SODIUM;
+	if (!env) {
+		m = PRELOAD_OPENSSL | PRELOAD_SODIUM;
+	} else {
+		char why[128];
+
+		m = preload_mode_list_parse(env, why, sizeof(why));
+		if (!m)
+			preload_die("SECMEM_PRELOAD_MODE='%s': %s: "
+				    PRELOAD_MODES_HELP "; not running the "
+				    "program without the protection it "
+				    "asked for", env, why);
+	}
 	atomic_store(&preload_modes_cache, m);
 	return m;
 }
@@ -100,8 +95,6 @@ __attribute__((constructor)) static void preload_init(void)
 	unsigned int m = preload_modes();
 	enum secmem_backend b;
 
-	if (!m)
-		return;
 	b = SM(secmem_backend());
 	if (b == SECMEM_BACKEND_NONE)
 		preload_die("no secret-memory backend: %s; the modes asked for "

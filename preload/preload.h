@@ -19,16 +19,14 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "mode_list.h"
 #include "stats_export.h"
-
-#define PRELOAD_OPENSSL	(1U << 0)
-#define PRELOAD_SODIUM	(1U << 1)
-#define PRELOAD_HEAP	(1U << 2)
 
 #define PRELOAD_API	__attribute__((visibility("default")))
 
 /*
- * The modes in force, parsed once from the environment.  Inline: heap.c's
+ * The modes in force, parsed once from the environment (never 0 once
+ * parsed: a list that names no mode stops the program).  Inline: heap.c's
  * malloc() and free() ask on every call in every mode (whether to count
  * an allocation left to glibc), and the call to common.c was about a
  * third of what the openssl mode added to a process's plain malloc().
@@ -45,7 +43,10 @@ static inline unsigned int preload_modes(void)
 /* Print "libsecmem-preload: ..." once per @once flag. */
 void preload_warn_once(int *once, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* Print and exit(125): a mode that cannot be honoured must not run. */
+/*
+ * Print and _exit(125), before main() when called from the constructor or
+ * the first allocation: a mode that cannot be honoured must not run.
+ */
 _Noreturn void preload_die(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 

@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 	};
 	const char *modes = "openssl,sodium", *lib, *old;
 	bool verbose = false, no_new_privs = false;
-	char *preload;
+	char *preload, why[128];
 	void *probe;
 	int c, r;
 
@@ -160,9 +160,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_RUN_FAILED;
 	}
-	if (!preload_valid_mode_list(modes)) {
-		fprintf(stderr, "%s: --mode %s: modes are openssl, sodium and heap, "
-			"comma-separated\n", prog, modes);
+	if (!preload_mode_list_parse(modes, why, sizeof(why))) {
+		fprintf(stderr, "%s: --mode: mode list '%s': %s: "
+			PRELOAD_MODES_HELP "\n", prog, modes, why);
 		return EXIT_RUN_FAILED;
 	}
 	lib = getenv("SECMEM_PRELOAD_LIB");

@@ -229,6 +229,19 @@ expect 125 "secmem-run: no command is a usage error" "$run"
 expect 125 "a bad SECMEM_PRELOAD_MODE stops the program" \
 	env LD_PRELOAD="$SECMEM_PRELOAD_LIB" SECMEM_PRELOAD_MODE=hep true
 grep_err "... naming the bad mode" "unknown mode 'hep'"
+# A mode list that is set but empty, or has an empty item, protects
+# nothing that was asked for: the preload stops the program before main()
+# (no output), with a message, and secmem-run refuses the same lists.
+for m in '' ',' ',,' 'openssl,,heap' 'heap,' ',heap' ' heap'; do
+	expect 125 "SECMEM_PRELOAD_MODE='$m' stops the program before main" \
+		env LD_PRELOAD="$SECMEM_PRELOAD_LIB" SECMEM_PRELOAD_MODE="$m" \
+		sh -c 'echo ran'
+	[ ! -s "$out/o" ]
+	result $? "... it did not run"
+	grep_err "... and says why" "SECMEM_PRELOAD_MODE='$m': .*openssl, sodium and heap"
+	expect 125 "secmem-run --mode '$m' is refused" "$run" --mode "$m" true
+	grep_err "... and says why" "mode list '$m': .*openssl, sodium and heap"
+done
 # Without a backend (memfd_secret and MFD_UNMAPPED refused by a seccomp
 # filter), the preload refuses to run the program unprotected.
 if command -v setpriv >/dev/null && [ -x "$build/preload/test/nobackend" ]; then
