@@ -155,10 +155,12 @@ static int backend_exempt_child(void *arg)
  * changed, whatever its other threads do meanwhile.  The child is a
  * clone() that shares the memory (no copy of a large process) and the
  * calling thread waits for it (CLONE_VFORK), with every signal blocked
- * so that no handler of the program runs in it; it sends no SIGCHLD and
- * is reaped here (__WALL), unseen by the program's own wait() calls.
- * Any failure answers "not exempt", libsecmem's stricter rule.  errno is
- * the caller's.
+ * so that no handler of the program runs in it, and with cancellation
+ * disabled, so that neither the child's read() (on the caller's thread
+ * state) nor the wait acts on a cancellation request while the global
+ * lock is held.  It sends no SIGCHLD and is reaped here (__WALL), unseen
+ * by the program's own wait() calls.  Any failure answers "not exempt",
+ * libsecmem's stricter rule.  errno is the caller's.
  */
 static bool backend_probe_secret_exempt(void)
 {
@@ -167,7 +169,7 @@ static bool backend_probe_secret_exempt(void)
 	const size_t stack_size = (size_t)64 * 1024;
 	size_t pg = sm_page_size;
 	sigset_t all, old;
-	int err = errno, status;
+	int err = errno, status, cancel;
 	char *stack;
 	pid_t pid;
 
@@ -178,6 +180,7 @@ static bool backend_probe_secret_exempt(void)
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stack == MAP_FAILED)
 		goto out;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pid = clone(backend_exempt_child, stack + stack_size,
@@ -192,6 +195,7 @@ static bool backend_probe_secret_exempt(void)
 		exempt = r == pid && WIFEXITED(status) &&
 			 WEXITSTATUS(status) == 0;
 	}
+	pthread_setcancelstate(cancel, NULL);
 	munmap(stack, stack_size);
 out:
 	errno = err;
