@@ -14,27 +14,12 @@
 
 #include "config.h"
 #include "ctl.h"
+#include "json.h"
 #include "protect.h"
 #include "runtime.h"
 #include "secrets.h"
 #include "sysfs.h"
 #include "units.h"
-
-void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
 
 static void json_stats(FILE *out, const uint64_t stat[STAT_COUNT])
 {
@@ -59,7 +44,7 @@ static void print_units(FILE *out, const struct protect_env *units)
 	if (!units)
 		return;
 	fprintf(out, "\nprotected units:\n");
-	if (ctl_units(out, units, false, uerr, sizeof(uerr)))
+	if (ctl_units(out, units, false, true, uerr, sizeof(uerr)))
 		fprintf(out, "unknown: %s\n", uerr);
 }
 
@@ -200,7 +185,7 @@ static void print_json(FILE *out, const struct sysfs_global *g,
 	secret_print(out, sk, ss, true);
 	if (units) {
 		fprintf(out, ",\"units\":");
-		if (ctl_units(out, units, true, uerr, sizeof(uerr)))
+		if (ctl_units(out, units, true, true, uerr, sizeof(uerr)))
 			fprintf(out, "null");
 	}
 	fprintf(out, "}\n");
@@ -267,7 +252,7 @@ int ctl_status(FILE *out, const char *sysfs, const char *proc,
 }
 
 int ctl_secrets(FILE *out, const char *sysfs, const char *proc, bool json,
-		char *err, size_t len)
+		bool legend, char *err, size_t len)
 {
 	struct secret_kernel sk;
 	struct secret_scan ss;
@@ -283,6 +268,8 @@ int ctl_secrets(FILE *out, const char *sysfs, const char *proc, bool json,
 		fputc('{', out);
 		secret_print(out, &sk, &ss, true);
 		fprintf(out, "}\n");
+	} else if (!legend) {
+		secret_print_holders(out, &ss);
 	} else {
 		secret_print(out, &sk, &ss, false);
 	}
@@ -367,6 +354,21 @@ static int set_hibernation(const char *sysfs, const char *value, int node,
 	return r;
 }
 
+#define SET_KEYS "pool_target, watermark_low, watermark_high, flush_on_free, hibernation"
+
+bool ctl_set_key_known(const char *key, char *err, size_t len)
+{
+	int k;
+
+	if (!strcmp(key, "flush_on_free") || !strcmp(key, "hibernation"))
+		return true;
+	for (k = 0; k < KNOB_COUNT; k++)
+		if (!strcmp(key, sysfs_knob_names[k]))
+			return true;
+	snprintf(err, len, "unknown key '%s' (" SET_KEYS ")", key);
+	return false;
+}
+
 int ctl_set(const char *sysfs, const char *rundir, const char *key,
 	    const char *value, int node, char *err, size_t len)
 {
@@ -375,6 +377,9 @@ int ctl_set(const char *sysfs, const char *rundir, const char *key,
 	uint64_t v;
 	pid_t daemon;
 
+	/* A mistyped key is the caller's error on any kernel. */
+	if (!ctl_set_key_known(key, err, len))
+		return -EINVAL;
 	r = sysfs_nodes(sysfs, present, &ignored);
 	if (r == -ENOENT)
 		return lacks_feature(r, sysfs, err, len);
@@ -393,12 +398,6 @@ int ctl_set(const char *sysfs, const char *rundir, const char *key,
 	for (k = 0; k < KNOB_COUNT; k++)
 		if (!strcmp(key, sysfs_knob_names[k]))
 			break;
-	if (k == KNOB_COUNT) {
-		snprintf(err, len,
-			 "unknown key '%s' (pool_target, watermark_low, watermark_high, flush_on_free, hibernation)",
-			 key);
-		return -EINVAL;
-	}
 	r = parse_size(value, &v);
 	if (r || v > CONFIG_SIZE_MAX) {
 		snprintf(err, len, "%s: '%s' is not a size in [0, 1T] (e.g. 512K, 64M, 1G)",

@@ -25,27 +25,28 @@ int ctl_status(FILE *out, const char *sysfs, const char *proc,
 
 /*
  * Only the secret files: how many are open, the memory they hold, whether
- * the kernel would hibernate, and which processes hold them. Needs no
- * pools: it works on a stock kernel too.  Returns 0 or -errno.
+ * the kernel would hibernate, and which processes hold them; without
+ * @legend only the rows of the holders.  Needs no pools: it works on a
+ * stock kernel too.  Returns 0 or -errno.
  */
 int ctl_secrets(FILE *out, const char *sysfs, const char *proc, bool json,
-		char *err, size_t len);
+		bool legend, char *err, size_t len);
 
 /*
  * Check and write one setting: a per-node size (pool_target,
  * watermark_low, watermark_high) on @node or, with @node < 0, on every
  * node; or flush_on_free or hibernation (no node).  Then ask a running
  * daemon to take the change into account.  Returns 0 or -errno (message
- * in @err); -ENOENT when the kernel lacks the knob.
+ * in @err): -EINVAL for an unknown key before anything else is looked
+ * at, -ENOENT when the kernel lacks the knob.
  */
 int ctl_set(const char *sysfs, const char *rundir, const char *key,
 	    const char *value, int node, char *err, size_t len);
 
 /*
- * Print @s to @out as a JSON string: quoted, with '"' and '\' escaped
- * and control characters as \u00XX.  Used by status and by the units
- * part of it (protected_units.c).
+ * Whether ctl_set() knows @key; if not, a message that lists the keys it
+ * knows in @err.  Looks at nothing outside the process.
  */
-void json_string(FILE *out, const char *s);
+bool ctl_set_key_known(const char *key, char *err, size_t len);
 
 #endif /* SECMEM_CTL_H */

@@ -72,9 +72,11 @@ int ctl_unprotect(FILE *out, const struct protect_env *env, const char *unit,
 
 /*
  * The protected units, their processes and what each one's preload
- * exports: a table, or (@json) a JSON array for the "units" member.
+ * exports: a table (without @legend its rows alone, no header and no
+ * hint when there are none), or (@json) a JSON array for the "units"
+ * member.
  */
-int ctl_units(FILE *out, const struct protect_env *env, bool json, char *err,
-	      size_t len);
+int ctl_units(FILE *out, const struct protect_env *env, bool json,
+	      bool legend, char *err, size_t len);
 
 #endif /* SECMEM_PROTECT_H */

@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "ctl.h"
 #include "dropin.h"
+#include "json.h"
 #include "protect.h"
 #include "stats_page.h"
 #include "systemctl.h"
@@ -175,8 +175,8 @@ static void print_unit_table(FILE *out, const struct unit_status *us)
 	}
 }
 
-int ctl_units(FILE *out, const struct protect_env *env, bool json, char *err,
-	      size_t len)
+int ctl_units(FILE *out, const struct protect_env *env, bool json,
+	      bool legend, char *err, size_t len)
 {
 	char *names[MAX_UNITS];
 	struct unit_status *us;
@@ -196,11 +196,11 @@ int ctl_units(FILE *out, const struct protect_env *env, bool json, char *err,
 	}
 	if (json)
 		fputc('[', out);
-	else if (n)
+	else if (legend && n)
 		fprintf(out, "%-32s %-16s %-8s %-10s %-8s %-15s %12s %12s %12s %6s\n",
 			"UNIT", "MODE", "MEMLOCK", "STATE", "PID", "BACKEND",
 			"IN_USE", "PEAK", "MAPPED", "AGE");
-	else
+	else if (legend)
 		fprintf(out, "no unit protected (secmemctl protect UNIT)\n");
 	for (i = 0; i < n; i++) {
 		char text[4096];

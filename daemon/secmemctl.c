@@ -10,10 +10,12 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
 #include "ctl.h"
+#include "json.h"
 #include "protect.h"
 #include "runtime.h"
 #include "sysfs.h"
@@ -25,8 +27,8 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: secmemctl [OPTIONS] status [--json] [--units]\n"
-		"       secmemctl [OPTIONS] secrets [--json]\n"
+		"Usage: secmemctl [OPTIONS] status [--json[=MODE]] [--units [--no-legend]]\n"
+		"       secmemctl [OPTIONS] secrets [--json[=MODE]] [--no-legend]\n"
 		"       secmemctl [OPTIONS] set KEY VALUE [--node N]\n"
 		"       secmemctl [OPTIONS] protect UNIT [--mode MODES] [--memlock SIZE] [--no-new-privs]\n"
 		"       secmemctl [OPTIONS] unprotect UNIT\n"
@@ -39,6 +41,8 @@ static void usage(FILE *out)
 		"status --units: only the protected units (no pools needed).\n"
 		"secrets: the open secret files, who holds them and whether the\n"
 		"kernel would hibernate (no pools needed; run as root to see all).\n"
+		"--json=MODE: short (one line, also a bare --json), pretty or off.\n"
+		"--no-legend: the rows of a listing without its header and hints.\n"
 		"\n"
 		"Options:\n"
 		"  --sysfs-root DIR   sysfs mount point (default " SYSFS_ROOT_DEFAULT ")\n"
@@ -47,7 +51,8 @@ static void usage(FILE *out)
 		"  --config FILE      secmem.conf, for pool_max (default " PROTECT_CONFIG ")\n"
 		"  --proc-root DIR    procfs mount point (default " PROTECT_PROC ")\n"
 		"  --cgroup-root DIR  cgroup2 mount point (default " PROTECT_CGROUP ")\n"
-		"  -h, --help         this text\n");
+		"  -h, --help         this text\n"
+		"      --version      print the version and exit\n");
 }
 
 static int exit_status(int r)
@@ -66,7 +71,8 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "sysfs-root", required_argument, NULL, 'S' },
 		{ "runtime-dir", required_argument, NULL, 'R' },
-		{ "json", no_argument, NULL, 'j' },
+		{ "json", optional_argument, NULL, 'j' },
+		{ "no-legend", no_argument, NULL, 'L' },
 		{ "node", required_argument, NULL, 'n' },
 		{ "units", no_argument, NULL, 'u' },
 		{ "mode", required_argument, NULL, 'm' },
@@ -77,14 +83,18 @@ int main(int argc, char **argv)
 		{ "proc-root", required_argument, NULL, 'P' },
 		{ "cgroup-root", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
 	const char *sysfs = SYSFS_ROOT_DEFAULT, *rundir = RUNTIME_DIR_DEFAULT;
 	struct protect_opts po = { .mode = NULL };
-	bool json = false, units_only = false, pflags = false;
+	bool units_only = false, pflags = false, legend = true, json, listing;
+	enum json_mode jmode = JSON_OFF;
 	struct protect_env env;
 	int node = -1, c, r;
-	char err[1024];
+	char err[1024], *buf = NULL;
+	size_t buflen = 0;
+	FILE *out = stdout;
 	uint64_t v;
 
 	protect_env_default(&env);
@@ -98,7 +108,15 @@ int main(int argc, char **argv)
 			rundir = optarg;
 			break;
 		case 'j':
-			json = true;
+			if (json_mode_parse(optarg, &jmode)) {
+				fprintf(stderr,
+					"secmemctl: --json=%s: one of short, pretty, off\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'L':
+			legend = false;
 			break;
 		case 'n':
 			if (parse_uint(optarg, CONFIG_MAX_NODES - 1, &v)) {
@@ -151,6 +169,9 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'V':
+			printf("secmemctl %s\n", SECMEM_VERSION);
+			return 0;
 		default:
 			usage(stderr);
 			return EXIT_USAGE;
@@ -158,37 +179,66 @@ int main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	json = jmode != JSON_OFF;
+	/* status (a report: no --no-legend), status --units and secrets. */
+	listing = argc == 1 && node < 0 && !pflags &&
+		  ((!strcmp(argv[0], "status") && (units_only || legend)) ||
+		   (!strcmp(argv[0], "secrets") && !units_only));
 
 	if (argc == 2 && !strcmp(argv[0], "protect") && !json && node < 0 &&
-	    !units_only) {
+	    !units_only && legend) {
 		if (!po.mode)
 			po.mode = "openssl,sodium";
 		r = ctl_protect(stdout, &env, argv[1], &po, err, sizeof(err));
 		goto done_protect;
 	} else if (argc == 2 && !strcmp(argv[0], "unprotect") && !json &&
-		   node < 0 && !units_only && !pflags) {
+		   node < 0 && !units_only && !pflags && legend) {
 		r = ctl_unprotect(stdout, &env, argv[1], err, sizeof(err));
 		goto done_protect;
-	} else if (argc == 1 && !strcmp(argv[0], "status") && node < 0 &&
-		   units_only && !pflags) {
-		r = ctl_units(stdout, &env, json, err, sizeof(err));
-		if (!r && json)
-			putchar('\n');
-	} else if (argc == 1 && !strcmp(argv[0], "status") && node < 0 &&
-		   !pflags) {
-		r = ctl_status(stdout, sysfs, env.proc, rundir, json, &env, err,
-			       sizeof(err));
-	} else if (argc == 1 && !strcmp(argv[0], "secrets") && node < 0 &&
-		   !units_only && !pflags) {
-		r = ctl_secrets(stdout, sysfs, env.proc, json, err, sizeof(err));
 	} else if (argc == 3 && !strcmp(argv[0], "set") && !json &&
-		   !units_only && !pflags) {
+		   !units_only && !pflags && legend) {
+		/* Before sysfs: a mistyped key is a usage error anywhere. */
+		if (!ctl_set_key_known(argv[1], err, sizeof(err))) {
+			fprintf(stderr, "secmemctl: set: %s\n", err);
+			return EXIT_USAGE;
+		}
 		r = ctl_set(sysfs, rundir, argv[1], argv[2], node, err,
 			    sizeof(err));
-	} else {
+		goto done;
+	} else if (!listing) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+
+	/* The listings; pretty JSON is the compact text, re-indented. */
+	if (jmode == JSON_PRETTY) {
+		out = open_memstream(&buf, &buflen);
+		if (!out) {
+			perror("secmemctl");
+			return 1;
+		}
+	}
+	if (!strcmp(argv[0], "secrets")) {
+		r = ctl_secrets(out, sysfs, env.proc, json, legend, err,
+				sizeof(err));
+	} else if (units_only) {
+		r = ctl_units(out, &env, json, legend, err, sizeof(err));
+		if (!r && json)
+			fputc('\n', out);
+	} else {
+		r = ctl_status(out, sysfs, env.proc, rundir, json, &env, err,
+			       sizeof(err));
+	}
+	if (out != stdout) {
+		if (fclose(out) && !r) {
+			r = -errno;
+			snprintf(err, sizeof(err), "%s", strerror(-r));
+		}
+		if (!r)
+			json_pretty(stdout, buf);
+		free(buf);
+	}
+done:
 	if (r) {
 		fprintf(stderr, "secmemctl: %s\n", err);
 		return exit_status(r);

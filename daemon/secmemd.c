@@ -82,10 +82,11 @@ static bool load_config(const char *path, struct config *cfg)
 		return true;
 	for (i = 0; i < errs.count; i++) {
 		config_error_format(path, &errs.err[i], line, sizeof(line));
-		log_msg(LOG_ERR, "%s", line);
+		log_msg_id(SECMEM_MSG_CONFIG_INVALID, LOG_ERR, "%s", line);
 	}
 	if (errs.dropped)
-		log_msg(LOG_ERR, "%s: %zu more errors", path, errs.dropped);
+		log_msg_id(SECMEM_MSG_CONFIG_INVALID, LOG_ERR,
+			   "%s: %zu more errors", path, errs.dropped);
 	return false;
 }
 
@@ -300,7 +301,8 @@ static void reload(struct daemon *d)
 
 	sd_notify(0, "RELOADING=1");
 	if (!load_config(d->config_path, &cfg)) {
-		log_msg(LOG_ERR, "reload failed: keeping the running configuration");
+		log_msg_id(SECMEM_MSG_CONFIG_INVALID, LOG_ERR,
+			   "reload failed: keeping the running configuration");
 		sd_notify(0, "READY=1\nSTATUS=reload failed, running the previous configuration");
 		return;
 	}
@@ -388,13 +390,13 @@ static void on_kernel_events(struct daemon *d)
 			 * No pool size helps when conversion itself fails:
 			 * say what it costs, the event is rate-limited.
 			 */
-			log_msg(LOG_WARNING,
+			log_msg_id(SECMEM_MSG_ALLOC_FAILED, LOG_WARNING,
 				"node %d: an unmapped allocation failed: no pageblock could be unmapped, memfd_secret and MFD_UNMAPPED fall back to unmapping single pages (a TLB flush each, the direct map split)",
 				ke->node);
 			break;
 		case KEV_SECRETS_WIPED:
 			/* Relayed to the journal, where an admin looks. */
-			log_msg(LOG_WARNING,
+			log_msg_id(SECMEM_MSG_SECRETS_WIPED, LOG_WARNING,
 				"hibernation = wipe: the kernel wiped %" PRIu64 " secret files (%" PRIu64 " bytes) before hibernating; their processes get SIGBUS on access and EIO from read() and write(), and libsecmem's secmem_wiped() returns 1",
 				ke->wiped_files, ke->wiped_bytes);
 			break;
@@ -503,7 +505,7 @@ static int setup(struct daemon *d)
 
 	r = sysfs_nodes(d->sysfs, d->present, &ignored);
 	if (r == -ENOENT) {
-		log_msg(LOG_ERR,
+		log_msg_id(SECMEM_MSG_NO_FEATURE, LOG_ERR,
 			"%s/kernel/mm/unmapped does not exist: this kernel lacks unmapped pools (the secmem kernel series)",
 			d->sysfs);
 		return EXIT_NO_FEATURE;
@@ -519,7 +521,7 @@ static int setup(struct daemon *d)
 	if (d->kernel_events) {
 		d->events = events_open(&r);
 		if (r == -ENOENT) {
-			log_msg(LOG_ERR,
+			log_msg_id(SECMEM_MSG_NO_FEATURE, LOG_ERR,
 				"no generic netlink family \"secmem\" with group \"events\": this kernel lacks the pool events");
 			return EXIT_NO_FEATURE;
 		}
@@ -592,7 +594,8 @@ static void usage(FILE *out)
 		"      --runtime-dir DIR lock and state (default " RUNTIME_DIR_DEFAULT ")\n"
 		"      --psi-file FILE   memory PSI (default " PSI_MEMORY_PATH ")\n"
 		"      --no-kernel-events  do not subscribe to the kernel's events\n"
-		"  -h, --help            this text\n");
+		"  -h, --help            this text\n"
+		"      --version         print the version and exit\n");
 }
 
 int main(int argc, char **argv)
@@ -605,6 +608,7 @@ int main(int argc, char **argv)
 		{ "psi-file", required_argument, NULL, 'P' },
 		{ "no-kernel-events", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
 	struct daemon d = {
@@ -642,6 +646,9 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'V':
+			printf("secmemd %s\n", SECMEM_VERSION);
+			return 0;
 		default:
 			usage(stderr);
 			return EXIT_CONFIG;
@@ -668,14 +675,16 @@ int main(int argc, char **argv)
 		check_nodes(&d, &d.cfg, LOG_WARNING);
 	if (r == 0 && handle(&d, EVENT_START, -1)) {
 		/* A missing file is the kernel lacking (part of) the ABI. */
-		log_msg(LOG_ERR, "cannot apply %s: the kernel's pool interface is incomplete",
-			d.config_path);
+		log_msg_id(SECMEM_MSG_NO_FEATURE, LOG_ERR,
+			   "cannot apply %s: the kernel's pool interface is incomplete",
+			   d.config_path);
 		r = EXIT_NO_FEATURE;
 	} else if (r == 0) {
-		log_msg(LOG_INFO, "started: %s applied, flush_on_free %s, hibernation %s, on_exit %s",
-			d.config_path, flush_policy_name(d.cfg.flush_on_free),
-			hibernation_policy_name(d.cfg.hibernation),
-			exit_policy_name(d.cfg.on_exit));
+		log_msg_id(SECMEM_MSG_STARTED, LOG_INFO,
+			   "started: %s applied, flush_on_free %s, hibernation %s, on_exit %s",
+			   d.config_path, flush_policy_name(d.cfg.flush_on_free),
+			   hibernation_policy_name(d.cfg.hibernation),
+			   exit_policy_name(d.cfg.on_exit));
 		sd_notify(0, "READY=1");
 		update_status(&d);
 		r = run(&d);

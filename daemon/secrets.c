@@ -15,7 +15,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "ctl.h"
+#include "json.h"
 #include "secrets.h"
 #include "units.h"
 
@@ -340,11 +340,28 @@ static void json_number_or_null(FILE *out, const char *name, long long v)
 		fprintf(out, "\"%s\":null", name);
 }
 
+static void print_holders(FILE *out, const struct secret_scan *s,
+			  const char *indent)
+{
+	char b[SIZE_STR_MAX];
+	size_t i;
+
+	for (i = 0; i < s->nr; i++)
+		fprintf(out, "%s%-8ld %-16s %6u %10s\n", indent,
+			(long)s->holder[i].pid, s->holder[i].comm,
+			s->holder[i].files,
+			format_size(s->holder[i].bytes, b, sizeof(b)));
+}
+
+void secret_print_holders(FILE *out, const struct secret_scan *s)
+{
+	print_holders(out, s, "");
+}
+
 void secret_print(FILE *out, const struct secret_kernel *k,
 		  const struct secret_scan *s, bool json)
 {
 	unsigned int files = 0;
-	char b[SIZE_STR_MAX];
 	size_t i;
 
 	for (i = 0; i < s->nr; i++)
@@ -389,10 +406,7 @@ void secret_print(FILE *out, const struct secret_kernel *k,
 	print_size_or_unknown(out, "UnmappedFree", k->unmapped_free);
 	if (s->nr) {
 		fprintf(out, "  %-8s %-16s %6s %10s\n", "PID", "COMM", "FILES", "BYTES");
-		for (i = 0; i < s->nr; i++)
-			fprintf(out, "  %-8ld %-16s %6u %10s\n", (long)s->holder[i].pid,
-				s->holder[i].comm, s->holder[i].files,
-				format_size(s->holder[i].bytes, b, sizeof(b)));
+		print_holders(out, s, "  ");
 	} else {
 		fprintf(out, "  no process holds one\n");
 	}

@@ -63,4 +63,7 @@ void secret_kernel_read(const char *sysfs, const char *proc,
 void secret_print(FILE *out, const struct secret_kernel *k,
 		  const struct secret_scan *s, bool json);
 
+/* The rows of the holders' table alone: PID, COMM, FILES, BYTES. */
+void secret_print_holders(FILE *out, const struct secret_scan *s);
+
 #endif /* SECMEM_SECRETS_H */

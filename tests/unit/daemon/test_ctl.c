@@ -23,6 +23,7 @@
 #include "ctl.h"
 #include "fake_sysfs.h"
 #include "file_replace.h"
+#include "json.h"
 #include "runtime.h"
 #include "sysfs.h"
 
@@ -437,7 +438,7 @@ static char *secrets_output(const char *proc, bool json)
 	FILE *f = open_memstream(&buf, &len);
 
 	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(ctl_secrets(f, root, proc, json, err, sizeof(err)), 0);
+	ck_assert_int_eq(ctl_secrets(f, root, proc, json, true, err, sizeof(err)), 0);
 	fclose(f);
 	return buf;
 }
@@ -492,7 +493,7 @@ START_TEST(secrets_without_proc)
 {
 	FILE *f = fopen("/dev/null", "w");
 
-	ck_assert_int_eq(ctl_secrets(f, root, "/nonexistent", false, err, sizeof(err)), -ENOENT);
+	ck_assert_int_eq(ctl_secrets(f, root, "/nonexistent", false, true, err, sizeof(err)), -ENOENT);
 	fclose(f);
 	ck_assert_msg(strstr(err, "/nonexistent: "), "%s", err);
 }
@@ -891,6 +892,122 @@ START_TEST(secmemctl_binary)
 }
 END_TEST
 
+static bool starts(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* json_pretty(): systemd's layout; strings, however they look, untouched. */
+START_TEST(json_pretty_layout)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	enum json_mode m;
+
+	ck_assert_ptr_nonnull(f);
+	json_pretty(f, "{\"a\":[1,{\"b\":\"x, y: {[\\\"\\\\\"}],\"c\":{},\"d\":[],\"e\":null}\n");
+	fclose(f);
+	ck_assert_str_eq(buf, "{\n"
+			      "\t\"a\" : [\n"
+			      "\t\t1,\n"
+			      "\t\t{\n"
+			      "\t\t\t\"b\" : \"x, y: {[\\\"\\\\\"\n"
+			      "\t\t}\n"
+			      "\t],\n"
+			      "\t\"c\" : {},\n"
+			      "\t\"d\" : [],\n"
+			      "\t\"e\" : null\n"
+			      "}\n");
+	free(buf);
+	ck_assert_int_eq(json_mode_parse(NULL, &m), 0);
+	ck_assert_int_eq(m, JSON_SHORT);
+	ck_assert_int_eq(json_mode_parse("pretty", &m), 0);
+	ck_assert_int_eq(m, JSON_PRETTY);
+	ck_assert_int_eq(json_mode_parse("off", &m), 0);
+	ck_assert_int_eq(m, JSON_OFF);
+	ck_assert_int_eq(json_mode_parse("", &m), -EINVAL);
+	ck_assert_int_eq(json_mode_parse("Pretty", &m), -EINVAL);
+}
+END_TEST
+
+/* --version, and a key set does not know: usage errors, sysfs unread. */
+START_TEST(secmemctl_version_and_unknown_key)
+{
+	const char *bin = getenv("SECMEMCTL");
+	char out[1024], errout[1024];
+	char *version[] = { (char *)bin, "--version", NULL };
+	char *nokernel[] = { (char *)bin, "--sysfs-root", "/nonexistent", "set",
+			     "bogus", "1", NULL };
+	char *kernel[] = { (char *)bin, "--sysfs-root", root, "set", "bogus",
+			   "1", NULL };
+	const char *msg = "secmemctl: set: unknown key 'bogus' (pool_target, watermark_low, watermark_high, flush_on_free, hibernation)\n";
+
+	ck_assert_msg(bin, "SECMEMCTL is not set");
+	ck_assert_int_eq(run_capture(version, out, sizeof(out), errout, sizeof(errout)), 0);
+	ck_assert_str_eq(out, "secmemctl " SECMEM_VERSION "\n");
+	ck_assert_str_eq(errout, "");
+	/* Before sysfs: the same on a kernel without the pools. */
+	ck_assert_int_eq(run_capture(nokernel, out, sizeof(out), errout, sizeof(errout)), 2);
+	ck_assert_str_eq(errout, msg);
+	ck_assert_int_eq(run_capture(kernel, out, sizeof(out), errout, sizeof(errout)), 2);
+	ck_assert_str_eq(errout, msg);
+	ck_assert_int_eq(ctl_set("/nonexistent", rundir, "bogus", "1", -1, err,
+				 sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "unknown key 'bogus'"), "%s", err);
+}
+END_TEST
+
+/* --json=short|pretty and --no-legend, as systemd's tools have them. */
+START_TEST(secmemctl_json_modes_and_legend)
+{
+	const char *bin = getenv("SECMEMCTL");
+	char out[8192], out2[8192], errout[1024];
+	char *bare[] = { (char *)bin, "--sysfs-root", root, "--runtime-dir",
+			 rundir, "status", "--json", NULL };
+	char *shortj[] = { (char *)bin, "--sysfs-root", root, "--runtime-dir",
+			   rundir, "status", "--json=short", NULL };
+	char *pretty[] = { (char *)bin, "--sysfs-root", root, "--runtime-dir",
+			   rundir, "status", "--json=pretty", NULL };
+	char *off[] = { (char *)bin, "--sysfs-root", root, "--runtime-dir",
+			rundir, "status", "--json=off", NULL };
+	char *bad[] = { (char *)bin, "--sysfs-root", root, "status",
+			"--json=long", NULL };
+	char *secrets[] = { (char *)bin, "--sysfs-root", root, "secrets",
+			    "--json=pretty", NULL };
+	char *nolegend[] = { (char *)bin, "--sysfs-root", root, "secrets",
+			     "--no-legend", NULL };
+	char *statuslegend[] = { (char *)bin, "--sysfs-root", root, "status",
+				 "--no-legend", NULL };
+
+	ck_assert_msg(bin, "SECMEMCTL is not set");
+	ck_assert_int_eq(run_capture(bare, out, sizeof(out), errout, sizeof(errout)), 0);
+	ck_assert_int_eq(run_capture(shortj, out2, sizeof(out2), errout, sizeof(errout)), 0);
+	ck_assert_str_eq(out, out2);
+	ck_assert_msg(starts(out, "{\"flush_on_free\":\"immediate\","), "%s", out);
+	ck_assert_int_eq(run_capture(pretty, out, sizeof(out), errout, sizeof(errout)), 0);
+	ck_assert_msg(starts(out, "{\n\t\"flush_on_free\" : \"immediate\",\n"
+			      "\t\"hibernation_policy\" : \"refuse\",\n") &&
+		      strstr(out, "\n\t\"nodes\" : [\n\t\t{\n\t\t\t\"node\" : 0,\n") &&
+		      strstr(out, "\n\t\"decisions\" : [],\n") &&
+		      !strcmp(out + strlen(out) - 3, "\n}\n"),
+		      "%s", out);
+	ck_assert_int_eq(run_capture(off, out, sizeof(out), errout, sizeof(errout)), 0);
+	ck_assert_msg(starts(out, "flush_on_free: immediate"), "%s", out);
+	ck_assert_int_eq(run_capture(bad, out, sizeof(out), errout, sizeof(errout)), 2);
+	ck_assert_str_eq(errout, "secmemctl: --json=long: one of short, pretty, off\n");
+	ck_assert_int_eq(run_capture(secrets, out, sizeof(out), errout, sizeof(errout)), 0);
+	ck_assert_msg(starts(out, "{\n\t\"secret_files\" : "), "%s", out);
+	/* secrets --no-legend: the holders' rows and nothing else. */
+	ck_assert_int_eq(run_capture(nolegend, out, sizeof(out), errout, sizeof(errout)), 0);
+	ck_assert_msg(!strstr(out, "secret files") && !strstr(out, "PID") &&
+		      !strstr(out, "SecretMem") && !strstr(out, "no process"),
+		      "%s", out);
+	/* status is a report, not a list. */
+	ck_assert_int_eq(run_capture(statuslegend, out, sizeof(out), errout, sizeof(errout)), 2);
+}
+END_TEST
+
 Suite *test_suite(void)
 {
 	Suite *s = suite_create("daemon-ctl");
@@ -923,6 +1040,9 @@ Suite *test_suite(void)
 	tcase_add_test(tc, history_keeps_the_last);
 	tcase_add_test(tc, file_replace_is_whole);
 	tcase_add_test(tc, secmemctl_binary);
+	tcase_add_test(tc, json_pretty_layout);
+	tcase_add_test(tc, secmemctl_version_and_unknown_key);
+	tcase_add_test(tc, secmemctl_json_modes_and_legend);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -468,7 +468,7 @@ START_TEST(legacy_dropin_is_migrated)
 
 	legacy_dropin(LEGACY, "openssl", false);
 	f = open_memstream(&buf, &len);
-	ck_assert_int_eq(ctl_units(f, &env, false, err, sizeof(err)), 0);
+	ck_assert_int_eq(ctl_units(f, &env, false, true, err, sizeof(err)), 0);
 	fclose(f);
 	ck_assert_msg(strstr(buf, "\nfoo.service                      openssl          256M     active"),
 		      "%s", buf);
@@ -588,7 +588,7 @@ START_TEST(status_lists_units_processes_and_stats)
 	put("proc/4244/maps", "55d0c0000000-55d0c0001000 r-xp 00000000 08:01 1 /usr/bin/x\n");
 
 	f = open_memstream(&buf, &len);
-	ck_assert_int_eq(ctl_units(f, &env, false, err, sizeof(err)), 0);
+	ck_assert_int_eq(ctl_units(f, &env, false, true, err, sizeof(err)), 0);
 	fclose(f);
 	ck_assert_msg(strstr(buf, "UNIT ") && strstr(buf, " BACKEND ") && strstr(buf, " IN_USE "),
 		      "%s", buf);
@@ -602,7 +602,7 @@ START_TEST(status_lists_units_processes_and_stats)
 
 	buf = NULL;
 	f = open_memstream(&buf, &len);
-	ck_assert_int_eq(ctl_units(f, &env, true, err, sizeof(err)), 0);
+	ck_assert_int_eq(ctl_units(f, &env, true, true, err, sizeof(err)), 0);
 	fclose(f);
 #define JSON_HEAD "[{\"unit\":\"foo.service\",\"mode\":\"heap\",\"memlock\":268435456,\"dropin\":\""
 	ck_assert_msg(!strncmp(buf, JSON_HEAD, strlen(JSON_HEAD)),
@@ -628,7 +628,7 @@ START_TEST(status_ignores_dropins_not_ours)
 	put("unit-dir/other.service.d/50-secmem-preload.conf", "[Service]\n");
 	put("unit-dir/other.service.d/secmem.conf", "[Service]\n");
 	f = open_memstream(&buf, &len);
-	ck_assert_int_eq(ctl_units(f, &env, false, err, sizeof(err)), 0);
+	ck_assert_int_eq(ctl_units(f, &env, false, true, err, sizeof(err)), 0);
 	fclose(f);
 	ck_assert_str_eq(buf, "no unit protected (secmemctl protect UNIT)\n");
 	free(buf);
@@ -636,7 +636,7 @@ START_TEST(status_ignores_dropins_not_ours)
 	env.unit_dir = "/nonexistent";
 	buf = NULL;
 	f = open_memstream(&buf, &len);
-	ck_assert_int_eq(ctl_units(f, &env, true, err, sizeof(err)), 0);
+	ck_assert_int_eq(ctl_units(f, &env, true, true, err, sizeof(err)), 0);
 	fclose(f);
 	ck_assert_str_eq(buf, "[]");
 	free(buf);
@@ -661,7 +661,7 @@ START_TEST(status_of_a_template)
 	put("cgroup/system.slice/system-agent.slice/agent@a.service/cgroup.procs", "4242\n");
 	fake_process(4242, 4242, 777);
 	f = open_memstream(&buf, &len);
-	ck_assert_int_eq(ctl_units(f, &env, false, err, sizeof(err)), 0);
+	ck_assert_int_eq(ctl_units(f, &env, false, true, err, sizeof(err)), 0);
 	fclose(f);
 	ck_assert_msg(strstr(buf, "\nagent@.service                   openssl          64M      active     4242     unmapped-memfd           777 "),
 		      "%s", buf);
@@ -698,6 +698,11 @@ START_TEST(status_json_has_units)
 }
 END_TEST
 
+static bool starts(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
 /* The binary: exit statuses of protect and unprotect. */
 START_TEST(secmemctl_protect_binary)
 {
@@ -711,6 +716,9 @@ START_TEST(secmemctl_protect_binary)
 	char *flagonstatus[] = { (char *)bin, "status", "--mode", "heap", NULL };
 	char *unprot[] = { (char *)bin, "--unit-dir", unit_dir, "unprotect", "foo", NULL };
 	char *units[] = { (char *)bin, "--unit-dir", unit_dir, "status", "--units", "--json", NULL };
+	char *pretty[] = { (char *)bin, "--unit-dir", unit_dir, "status", "--units", "--json=pretty", NULL };
+	char *nolegend[] = { (char *)bin, "--unit-dir", unit_dir, "--cgroup-root", cgroup,
+			     "--proc-root", proc, "status", "--units", "--no-legend", NULL };
 
 	ck_assert_msg(bin, "SECMEMCTL is not set");
 	setenv("SECMEMCTL_SYSTEMCTL", env.systemctl, 1);
@@ -726,6 +734,18 @@ START_TEST(secmemctl_protect_binary)
 	ck_assert_msg(strstr(o, "foo.service: not protected"), "%s", o);
 	ck_assert_int_eq(run_capture(units, o, sizeof(o), e, sizeof(e)), 0);
 	ck_assert_str_eq(o, "[]\n");
+	ck_assert_int_eq(run_capture(pretty, o, sizeof(o), e, sizeof(e)), 0);
+	ck_assert_str_eq(o, "[]\n");
+	/* --no-legend: no header, no hint; the rows alone. */
+	ck_assert_int_eq(run_capture(nolegend, o, sizeof(o), e, sizeof(e)), 0);
+	ck_assert_str_eq(o, "");
+	ck_assert_int_eq(protect("foo", "heap", 0, false), 0);
+	ck_assert_int_eq(run_capture(nolegend, o, sizeof(o), e, sizeof(e)), 0);
+	ck_assert_msg(starts(o, "foo.service                      heap             256M     active     no processes\n") &&
+		      !strstr(o, "UNIT"), "%s", o);
+	ck_assert_int_eq(run_capture(pretty, o, sizeof(o), e, sizeof(e)), 0);
+	ck_assert_msg(starts(o, "[\n\t{\n\t\t\"unit\" : \"foo.service\",\n\t\t\"mode\" : \"heap\",\n") &&
+		      strstr(o, "\t\t\"processes\" : []\n\t}\n]\n"), "%s", o);
 	unsetenv("SECMEMCTL_SYSTEMCTL");
 	unsetenv("SECMEM_PRELOAD_LIB");
 }
