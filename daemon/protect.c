@@ -58,6 +58,7 @@ void protect_env_default(struct protect_env *env)
 
 	env->unit_dir = PROTECT_UNIT_DIR;
 	env->systemctl = s && *s ? s : "systemctl";
+	/* PRELOAD_PATH: common.mk, as for secmem-run. */
 	env->preload = p && *p ? p : PRELOAD_PATH;
 	env->config = PROTECT_CONFIG;
 	env->proc = PROTECT_PROC;

@@ -20,9 +20,6 @@
 #define PROTECT_CONFIG		"/etc/secmem.conf"
 #define PROTECT_PROC		"/proc"
 #define PROTECT_CGROUP		"/sys/fs/cgroup"
-#ifndef PRELOAD_PATH
-#define PRELOAD_PATH		"/usr/local/lib/secmem/libsecmem-preload.so"
-#endif
 
 /* LimitMEMLOCK= by mode unless --memlock: see secmemctl(8). */
 #define PROTECT_MEMLOCK_LIBS	(UINT64_C(64) << 20)	/* openssl, sodium */

@@ -53,18 +53,8 @@ static void *next(const char *name)
 	return f;
 }
 
-/* The next definition of @fn, looked up once. */
-#define NEXT(fn)							\
-	({								\
-		static void *_Atomic fn##_next;				\
-		void *_p = atomic_load_explicit(&fn##_next,		\
-						memory_order_relaxed);	\
-		if (!_p) {						\
-			_p = next(#fn);					\
-			atomic_store(&fn##_next, _p);			\
-		}							\
-		(__typeof__(&fn))_p;					\
-	})
+/* libcrypto's @fn, looked up once. */
+#define NEXT(fn) PRELOAD_NEXT(next, fn)
 
 static bool on(void)
 {

@@ -83,6 +83,23 @@ extern __thread int preload_nested __attribute__((tls_model("initial-exec")));
 		preload_nested--;					\
 	} while (0)
 
+/*
+ * The definition of @fn that the preload's own replaces, as the library's
+ * @lookup(name) finds it (which dies if there is none): looked up on the
+ * first call and kept in a static of the call site, typed as @fn.
+ */
+#define PRELOAD_NEXT(lookup, fn)					\
+	__extension__({							\
+		static void *_Atomic fn##_next;				\
+		void *_p = atomic_load_explicit(&fn##_next,		\
+						memory_order_relaxed);	\
+		if (!_p) {						\
+			_p = lookup(#fn);				\
+			atomic_store(&fn##_next, _p);			\
+		}							\
+		(__typeof__(&fn))_p;					\
+	})
+
 /* Allocations served, by mode, reported at exit with SECMEM_PRELOAD_VERBOSE. */
 extern _Atomic unsigned long preload_served_openssl, preload_served_sodium,
 	preload_served_heap, preload_served_libc;

@@ -25,12 +25,7 @@
 #include "mode_list.h"
 #include "secmem.h"
 
-#ifndef PRELOAD_PATH
-#define PRELOAD_PATH "/usr/local/lib/libsecmem-preload.so"
-#endif
-#ifndef SECMEM_VERSION
-#define SECMEM_VERSION "0.1.0"
-#endif
+/* PRELOAD_PATH and SECMEM_VERSION: common.mk, as for secmemctl. */
 
 #define EXIT_RUN_FAILED	125
 #define EXIT_CANNOT_RUN	126

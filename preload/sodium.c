@@ -83,17 +83,8 @@ static void *next(const char *name)
 	return f;
 }
 
-#define NEXT(fn)							\
-	({								\
-		static void *_Atomic fn##_next;				\
-		void *_p = atomic_load_explicit(&fn##_next,		\
-						memory_order_relaxed);	\
-		if (!_p) {						\
-			_p = next(#fn);					\
-			atomic_store(&fn##_next, _p);			\
-		}							\
-		(__typeof__(&fn))_p;					\
-	})
+/* libsodium's @fn, looked up once. */
+#define NEXT(fn) PRELOAD_NEXT(next, fn)
 
 static bool on(void)
 {
