@@ -27,15 +27,11 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -43,13 +39,9 @@
 #include "exec_check.h"
 #include "mode_list.h"
 #include "protect.h"
-#include "secmem/uapi.h"
+#include "secmem.h"
 #include "systemctl.h"
 #include "units.h"
-
-#ifndef SECRETMEM_MAGIC
-#define SECRETMEM_MAGIC 0x5345434dU
-#endif
 
 void protect_env_default(struct protect_env *env)
 {
@@ -218,28 +210,20 @@ static int check_programs(const char *unit, const struct unit_info *u,
 
 /* --- the backend ------------------------------------------------------------ */
 
-/* libsecmem's probe (libsecmem/backend.c): the name, or NULL if none. */
-static const char *probe_backend(void)
+/*
+ * The secret-memory backend libsecmem, and so the preload, finds on this
+ * kernel: its name, or NULL if there is none.  mlock()ed memory, which
+ * SECMEM_ALLOW_INSECURE=1 in secmemctl's environment would make libsecmem
+ * accept, is not secret memory.
+ */
+static const char *library_backend(void)
 {
-	struct statfs sfs;
-	int fd;
+	enum secmem_backend b = secmem_backend();
 
-	fd = memfd_create("secmem-probe", MFD_CLOEXEC | MFD_UNMAPPED);
-	if (fd >= 0) {
-		bool ok = fstatfs(fd, &sfs) == 0 && sfs.f_type == SECRETMEM_MAGIC;
-
-		close(fd);
-		if (ok)
-			return "unmapped-memfd";
-	}
-#ifdef SYS_memfd_secret
-	fd = (int)syscall(SYS_memfd_secret, O_CLOEXEC);
-	if (fd >= 0) {
-		close(fd);
-		return "memfd-secret";
-	}
-#endif
-	return NULL;
+	if (b != SECMEM_BACKEND_UNMAPPED_MEMFD &&
+	    b != SECMEM_BACKEND_MEMFD_SECRET)
+		return NULL;
+	return secmem_backend_name(b);
 }
 
 /*
@@ -366,7 +350,7 @@ int ctl_protect(FILE *out, const struct protect_env *env, const char *name,
 			memlock = theirs;
 		}
 	}
-	backend = env->probe ? env->probe() : probe_backend();
+	backend = env->probe ? env->probe() : library_backend();
 	if (!backend) {
 		snprintf(err, len, "%s: this kernel has no secret-memory backend (neither the unmapped memfd nor memfd_secret(2)): the preload would stop the service (status 125). Not protecting it.",
 			 unit);

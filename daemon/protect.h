@@ -32,7 +32,7 @@ struct protect_env {
 	const char *config;	/* secmem.conf: pool_max */
 	const char *proc;	/* /proc */
 	const char *cgroup;	/* the cgroup2 mount: /sys/fs/cgroup */
-	/* The backend's name, NULL if none; NULL: libsecmem's probe. */
+	/* The backend's name, NULL if none; NULL: libsecmem's own answer. */
 	const char *(*probe)(void);
 };
 

@@ -19,6 +19,7 @@
 #include "ctl.h"
 #include "fake_sysfs.h"
 #include "protect.h"
+#include "secmem.h"
 #include "stats_export.h"
 
 static char dir[PATH_MAX];
@@ -643,6 +644,28 @@ START_TEST(status_ignores_dropins_not_ours)
 }
 END_TEST
 
+/*
+ * Without a probe of the test's own, protect asks libsecmem: the backend
+ * the drop-in names is the library's, and with none protect refuses.
+ */
+START_TEST(backend_is_the_librarys)
+{
+	enum secmem_backend b = secmem_backend();
+	char want[128];
+
+	env.probe = NULL;
+	if (b == SECMEM_BACKEND_UNMAPPED_MEMFD || b == SECMEM_BACKEND_MEMFD_SECRET) {
+		ck_assert_int_eq(protect("foo", "heap", 0, false), 0);
+		snprintf(want, sizeof(want), "# memory (backend %s when this was written)",
+			 secmem_backend_name(b));
+		ck_assert_msg(strstr(slurp_rel(DROPIN), want), "%s", slurp_rel(DROPIN));
+	} else {
+		ck_assert_int_eq(protect("foo", "heap", 0, false), -ENOTSUP);
+		ck_assert(!exists(DROPIN));
+	}
+}
+END_TEST
+
 /* A template: the processes of its loaded instances. */
 START_TEST(status_of_a_template)
 {
@@ -764,6 +787,7 @@ Suite *test_suite(void)
 	tcase_add_test(tc, memlock_too_low_is_refused);
 	tcase_add_test(tc, memlock_of_the_unit_is_not_lowered);
 	tcase_add_test(tc, refusals_write_nothing);
+	tcase_add_test(tc, backend_is_the_librarys);
 	tcase_add_test(tc, setid_programs_need_no_new_privs);
 	tcase_add_test(tc, foreign_dropin_is_left_alone);
 	tcase_add_test(tc, reload_failure_is_an_error);
