@@ -37,8 +37,8 @@
  * calls secmem_free() while the code it interrupted holds a heap lock
  * deadlocks), allocate with malloc(3) and make system calls whose state
  * an interrupted call may be in the middle of.  The exceptions, which
- * are async-signal-safe: secmem_memzero(), secmem_memeq() and
- * secmem_backend_name().
+ * are async-signal-safe: secmem_memzero(), secmem_memeq(),
+ * secmem_backend_name() and secmem_version().
  *
  * fork(): arenas are mapped with MADV_DONTFORK, so a child process does
  * not inherit the parent's secrets (touching them faults with SIGSEGV).
@@ -67,6 +67,32 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/*
+ * The release this header belongs to.  A function is available from the
+ * release that added it on, which its comment below names ("Since
+ * 0.2.0"); a function without one is in 0.1.0.  Test at compile time
+ *
+ *	#if SECMEM_VERSION_NUMBER >= SECMEM_VERSION_ENCODE(0, 2, 0)
+ *		if (secmem_wiped() == 1) ...
+ *	#endif
+ *
+ * and, for the library a program runs with, compare secmem_version()
+ * with the same numbers.  Each part is below 256.  The library's symbol
+ * versions follow the release that added a function: SECMEM_0.2 for
+ * those of 0.2.0, so a program that uses one does not start on an older
+ * libsecmem.so.0.
+ */
+#define SECMEM_VERSION_MAJOR	0
+#define SECMEM_VERSION_MINOR	2
+#define SECMEM_VERSION_PATCH	0
+#define SECMEM_VERSION_STRING	"0.2.0"
+/** @major.@minor.@patch as one number that orders releases (usable in #if). */
+#define SECMEM_VERSION_ENCODE(major, minor, patch) \
+	((major) * 0x10000u + (minor) * 0x100u + (patch))
+#define SECMEM_VERSION_NUMBER \
+	SECMEM_VERSION_ENCODE(SECMEM_VERSION_MAJOR, SECMEM_VERSION_MINOR, \
+			      SECMEM_VERSION_PATCH)
 
 #if defined(__GNUC__)
 #define SECMEM_API __attribute__((visibility("default")))
@@ -140,6 +166,17 @@ struct secmem_stats {
 	uint64_t wiped_bytes;		/* their bytes (part of bytes_mapped) */
 	uint64_t reserved[5];		/* zero; room to grow without ABI break */
 };
+
+/**
+ * secmem_version() - the release of the library in use.
+ *
+ * Since 0.2.0.  Async-signal-safe.
+ *
+ * Return: SECMEM_VERSION_ENCODE(major, minor, patch) of the library
+ * loaded, which may be newer than the header the program was built with
+ * (SECMEM_VERSION_NUMBER).
+ */
+SECMEM_API unsigned int secmem_version(void);
 
 /**
  * secmem_init() - choose the backend policy before the first allocation.
@@ -369,6 +406,8 @@ SECMEM_API int secmem_fd_create(size_t size, unsigned int flags);
  * to hibernate while a secret file exists), and the mlock backend is
  * never wiped.  Files of secmem_fd_create(): secmem_fd_wiped().
  *
+ * Since 0.2.0.
+ *
  * Return: 1 while an allocation in wiped memory is live (until all of
  * them are freed), 0 if none is, -1 with errno set if a file could not be
  * probed and none was found wiped.
@@ -381,7 +420,7 @@ SECMEM_API int secmem_wiped(void);
  *
  * The probe of secmem_wiped(), on one file: with the same limits (a
  * memfd_secret file always answers 0).  It may allocate the file's first
- * page if it has none yet.
+ * page if it has none yet.  Since 0.2.0.
  *
  * Return: 1 if the file was wiped, 0 if not, -1 with errno set (EBADF
  * for a bad or read-only @fd).

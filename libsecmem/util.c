@@ -138,6 +138,11 @@ SECMEM_API int secmem_memeq(const void *a, const void *b, size_t len)
 	return (int)(1 & ((d - 1U) >> 8));
 }
 
+SECMEM_API unsigned int secmem_version(void)
+{
+	return SECMEM_VERSION_NUMBER;
+}
+
 SECMEM_API int secmem_last_error(void)
 {
 	return sm_err.code;

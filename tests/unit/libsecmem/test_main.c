@@ -297,15 +297,16 @@ int main(int argc, char **argv)
 {
 	static TCase *(*const per_mode[])(const char *) = {
 		test_heap_tcase, test_death_tcase, test_pages_tcase,
-		test_fd_tcase, test_misc_tcase, test_wiped_tcase, NULL,
+		test_fd_tcase, test_misc_tcase, test_wiped_tcase,
+		test_api_tcase, NULL,
 	};
 	static const char *const secure_names[] = {
 		"secure-heap", "secure-death", "secure-pages", "secure-fd",
-		"secure-misc", "secure-wiped",
+		"secure-misc", "secure-wiped", "secure-api",
 	};
 	static const char *const mlock_names[] = {
 		"mlock-heap", "mlock-death", "mlock-pages", "mlock-fd",
-		"mlock-misc", "mlock-wiped",
+		"mlock-misc", "mlock-wiped", "mlock-api",
 	};
 	char skips[] = "/tmp/libsecmem-skips-XXXXXX";
 	const char *tap = argc > 1 ? argv[1] : NULL;

@@ -81,6 +81,7 @@ TCase *test_pages_tcase(const char *mode);
 TCase *test_fd_tcase(const char *mode);
 TCase *test_misc_tcase(const char *mode);
 TCase *test_wiped_tcase(const char *mode);
+TCase *test_api_tcase(const char *mode);
 TCase *test_probe_tcase(void);
 
 #endif /* TEST_UTIL_H */
