@@ -54,7 +54,7 @@ cache_put() {
 		return 0
 	fi
 	cache_has "$name" && return 0
-	tmp=$(mktemp -d "$secmem_cache/.new-$name.XXXXXX") || return 0
+	tmp=$(mktemp -d "$secmem_cache/.new-$name.XXXXXX") && chmod 755 "$tmp" || return 0
 	if ! (cd "$src" && cp -a --parents -- "$@" "$tmp/"); then
 		rm -rf "$tmp"
 		echo "cache: could not copy $name into $secmem_cache, not stored" >&2

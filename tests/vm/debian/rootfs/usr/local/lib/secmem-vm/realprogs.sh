@@ -163,7 +163,7 @@ check realprogs.ssh.heap.mapped "--mode heap: the agent's heap (pre-key, shielde
 
 # --- ssh-agent as a system service, under secmemctl protect ---------------------
 # The same agent as a systemd service, protected as an administrator
-# would: secmemctl protect writes /etc/systemd/system/UNIT.d/secmem.conf
+# would: secmemctl protect writes /etc/systemd/system/UNIT.d/50-secmem-preload.conf
 # and reloads systemd, which starts the agent with the preload. Debian's
 # ssh-agent is set-group-ID _ssh: protect refuses it, as secmem-run does,
 # until --no-new-privs writes NoNewPrivileges=yes. secmemctl status then
@@ -172,7 +172,7 @@ check realprogs.ssh.heap.mapped "--mode heap: the agent's heap (pre-key, shielde
 
 svc=secmem-ssh-agent.service
 svc_sock=/run/secmem-agent.sock
-svc_dropin=/etc/systemd/system/$svc.d/secmem.conf
+svc_dropin=/etc/systemd/system/$svc.d/50-secmem-preload.conf
 rm -f "$svc_sock" "$rp_dir/signed.sig"
 printf '%s\n' "[Unit]" "Description=ssh-agent for the secmem guest test" "" \
 	"[Service]" "ExecStart=/usr/bin/ssh-agent -D -a $svc_sock" >"/etc/systemd/system/$svc"
