@@ -428,6 +428,26 @@ SECMEM_API int secmem_wiped(void);
 SECMEM_API int secmem_fd_wiped(int fd);
 
 /**
+ * secmem_trim() - give memory that holds no secret back to the kernel.
+ *
+ * Each heap keeps arenas whose allocations were all freed, mapped and
+ * counted against RLIMIT_MEMLOCK, for reuse (up to 32 MiB per heap), and
+ * one empty slab per size class in its smallest arenas.  This unmaps
+ * them all: every arena that holds no live allocation is returned to the
+ * kernel and its RLIMIT_MEMLOCK charge dropped, as OpenSSL's
+ * CRYPTO_secure_malloc_done() and libgcrypt's GCRYCTL_TERM_SECMEM do, but
+ * without requiring every allocation to be freed first.  Live
+ * allocations, the arenas that hold them and their contents are
+ * untouched, and so are arenas secmem_wiped() found wiped.  Later
+ * allocations map new arenas (new pages to fault in).  For a program
+ * that is done with a batch of secrets, or about to idle.  Since 0.2.0.
+ *
+ * Return: 1 if memory was unmapped, 0 if none was idle.  Never fails;
+ * errno is left as it was.
+ */
+SECMEM_API int secmem_trim(void);
+
+/**
  * secmem_memzero() - zero @len bytes at @ptr; never optimised away.
  */
 SECMEM_API void secmem_memzero(void *ptr, size_t len);

@@ -626,6 +626,46 @@ bool sm_spares_release(void)
 	return any;
 }
 
+/*
+ * Unmap every arena of @h (locked) that holds no allocation: its idle
+ * slabs go first, so that an arena they alone held is retired, then the
+ * spares.  Returns the bytes unmapped.  Dead (wiped) arenas hold live
+ * allocations and stay.
+ */
+static size_t arena_trim_heap(struct sm_heap *h)
+{
+	size_t before = h->mapped;
+
+	sm_heap_drop_idle_slabs(h);
+	arena_drop_spares(h);
+	return before - h->mapped;
+}
+
+/*
+ * One heap lock at a time, as an allocation takes them.  Before the
+ * backend is chosen, and after a secmem_init() that dropped every arena
+ * and found no backend, there is nothing to unmap.  errno is the
+ * caller's: munmap() and close() of our own mappings do not fail.
+ */
+SECMEM_API int secmem_trim(void)
+{
+	size_t unmapped = 0;
+	int saved = errno;
+	unsigned int i;
+
+	if (!atomic_load_explicit(&sm.ready, memory_order_acquire))
+		return 0;
+	for (i = 0; i < sm.nheaps; i++) {
+		struct sm_heap *h = &sm.heaps[i];
+
+		sm_lock(&h->lock);
+		unmapped += arena_trim_heap(h);
+		sm_unlock(&h->lock);
+	}
+	errno = saved;
+	return unmapped ? 1 : 0;
+}
+
 /* Whether @ptr lies in a range of the parent's arenas (sm_fences). */
 bool sm_fenced(const void *ptr)
 {
