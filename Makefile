@@ -18,6 +18,7 @@
 
 BUILD ?= $(CURDIR)/build
 export BUILD
+comma := ,
 
 KBUILD := kernel/scripts/kbuild.sh
 kernel_dir = $(BUILD)/kernel/$(1)-$(2)
@@ -28,7 +29,7 @@ FILTER ?=
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all deps run shell check check-unit check-guest lint clean distclean \
+.PHONY: all deps run shell check check-quick check-unit check-guest lint clean distclean \
 	kernel kernel-debug kernel-release kernel-stock kernel-tree \
 	kernel-export kernel-checkpatch kernel-series userspace guest initramfs install bench \
 	check-guest-release check-guest-numa check-guest-hibernate check-guest-kexec \
@@ -146,6 +147,12 @@ shell-systemd: deps
 check: deps
 	@FILTER='$(FILTER)' scripts/check.sh
 
+# The developers' inner loop (scripts/check-quick.sh): unit suites, lint,
+# checkpatch and the guest programs changed since main (or FILTER) on the
+# debug kernel already built. Not CI's command.
+check-quick:
+	@FILTER='$(FILTER)' scripts/check-quick.sh
+
 # Stock and patched release kernels side by side, and the allocators on the
 # host and in the guest: bench/README.md, docs/PERFORMANCE.md. Builds what
 # is stale (only the stock *release* kernel: kernel-stock would also build
@@ -179,6 +186,12 @@ check-unit:
 # the series'; no5lvl keeps the capability and the paging mode in step.
 DEBUG_GUEST_APPEND := no5lvl
 
+# What the guest targets build first. make check builds the kernels and the
+# guest programs once and then runs boots two at a time (scripts/check.sh):
+# PREBUILT=1 takes them as built, so that no boot rebuilds what another
+# is reading.
+debug_prereq = $(if $(PREBUILT),,kernel-debug initramfs)
+
 # The pool control plane on two NUMA nodes: per-node targets, statistics
 # and events for real (the main guest run has one node).
 # The tests of per-node behaviour. The reliability cases that fill all of
@@ -188,7 +201,7 @@ DEBUG_GUEST_APPEND := no5lvl
 NUMA_GUEST_TESTS = unmapped_pool_test,unmapped_events_test,unmapped_pressure_test,$\
 	unmapped_hotplug_test,unmapped_boundary_test,secmemd_test,unmapped_meminfo_test,$\
 	kvm_gmem_no_direct_map_test
-check-guest-numa: kernel-debug initramfs
+check-guest-numa: $(debug_prereq)
 	@VM_NUMA=2 tests/vm/run-vm.sh --kernel $(call bzimage,patched,debug) \
 		--initrd $(BUILD)/initramfs.cpio.gz --mode check \
 		--filter '$(NUMA_GUEST_TESTS)' --append '$(DEBUG_GUEST_APPEND)' \
@@ -204,7 +217,7 @@ check-guest-numa: kernel-debug initramfs
 # unwinding its stack for KASAN: under TCG that has held a CPU for 22 s,
 # so the soft lockup and RCU stall detectors wait 90 s here, not 20 and 21.
 HIBERNATE_APPEND := watchdog_thresh=45 rcupdate.rcu_cpu_stall_timeout=90
-check-guest-hibernate: kernel-debug initramfs
+check-guest-hibernate: $(debug_prereq)
 	@VM_SWAP=256M tests/vm/run-vm.sh --kernel $(call bzimage,patched,debug) \
 		--initrd $(BUILD)/initramfs.cpio.gz --mode check \
 		--filter unmapped_hibernate_test \
@@ -230,7 +243,7 @@ kexec_run = VM_TAR=$(KEXEC_TAR) tests/vm/run-vm.sh --kernel $(call bzimage,patch
 	--filter unmapped_kexec_test --handover '$(KEXEC_HANDOVER)' \
 	--append '$(DEBUG_GUEST_APPEND) kunit.enable=0 $(2)' \
 	--log $(BUILD)/logs/check-guest-$(1).log --results $(BUILD)/results/guest-$(1).tap
-check-guest-kexec: kernel-debug kernel-release initramfs
+check-guest-kexec: $(debug_prereq) $(if $(PREBUILT),,kernel-release)
 	@tar -cf $(KEXEC_TAR) -C $(dir $(call bzimage,patched,release)) bzImage
 	@$(call kexec_run,kdump,secmem.kexec=crash crashkernel=384M)
 	@$(call kexec_run,kexec,secmem.kexec=kexec)
@@ -241,16 +254,27 @@ check-guest-kexec: kernel-debug kernel-release initramfs
 # suite take over 25 minutes; on the release kernel it takes about 2.
 RELEASE_GUEST = $(BUILD)/release-guest
 
-check-guest-release: kernel-release
+# The same boot runs the guest programs that only need a working kernel
+# (RELEASE_GUEST_TESTS): the fragmentation cases fill all of the guest's
+# memory, so their time grows with it; RELEASE_GUEST_MEM is just enough
+# for them to show the property. Their programs are the check guest's
+# (make guest), and so is secmemd, which the fragmentation cases start.
+RELEASE_GUEST_TESTS = unmapped_frag_test,unmapped_frag_pinned_test
+RELEASE_GUEST_MEM ?= 512M
+
+check-guest-release: $(if $(PREBUILT),,kernel-release kernel-debug guest)
 	@# The suite goes to bin/, the wrapper that sets the expected
 	@# backend to tests/: the wrapper must never be taken for the suite.
 	@$(MAKE) -s -C libsecmem guest BUILD=$(RELEASE_GUEST) \
 		GUEST_BIN=$(RELEASE_GUEST)/guest/bin/libsecmem-suite
 	@install -D -m 0755 tests/vm/guest-release/libsecmem_test \
 		$(RELEASE_GUEST)/guest/tests/libsecmem_test
+	@install -m 0755 $(foreach t,$(subst $(comma), ,$(RELEASE_GUEST_TESTS)),$(BUILD)/guest/tests/$(t)) \
+		$(RELEASE_GUEST)/guest/tests/
+	@install -m 0755 $(BUILD)/guest/bin/secmemd $(RELEASE_GUEST)/guest/bin/
 	@tests/vm/mkinitramfs.sh $(RELEASE_GUEST)/initramfs.cpio.gz \
 		$(RELEASE_GUEST)/guest
-	@VM_TEST_TIMEOUT=900 VM_TIMEOUT=1200 tests/vm/run-vm.sh \
+	@VM_MEM=$(RELEASE_GUEST_MEM) VM_TEST_TIMEOUT=900 VM_TIMEOUT=1200 tests/vm/run-vm.sh \
 		--kernel $(call bzimage,patched,release) \
 		--initrd $(RELEASE_GUEST)/initramfs.cpio.gz --mode check \
 		--log $(BUILD)/logs/check-guest-release.log \
@@ -265,10 +289,14 @@ check-guest-release: kernel-release
 # fragmentation cases fill and fragment all memory first (a minute or two).
 CHECK_GUEST_DIMM ?= 512M
 
-check-guest: kernel-debug initramfs
+# Every guest program but those the NUMA guest and the release guest run
+# (tests/vm/README.md has the table of which boot runs what, and why);
+# FILTER runs what it names here, wherever make check runs it.
+check-guest: $(debug_prereq)
 	@VM_TIMEOUT=$${VM_TIMEOUT-1800} VM_TEST_TIMEOUT=$${VM_TEST_TIMEOUT-420} VM_DIMM=$${VM_DIMM-$(CHECK_GUEST_DIMM)} tests/vm/run-vm.sh --kernel $(call bzimage,patched,debug) \
 		--initrd $(BUILD)/initramfs.cpio.gz --mode check \
-		$(if $(FILTER),--filter '$(FILTER)') --append '$(DEBUG_GUEST_APPEND)' \
+		$(if $(FILTER),--filter '$(FILTER)',--exclude '$(NUMA_GUEST_TESTS),$(RELEASE_GUEST_TESTS)') \
+		--append '$(DEBUG_GUEST_APPEND)' \
 		--log $(BUILD)/logs/check-guest.log --results $(BUILD)/results/guest.tap
 
 # The make run scenario with every step asserted, plus a refused reload,

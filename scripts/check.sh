@@ -6,6 +6,19 @@
 # "N passed, N failed" line over every TAP result under build/results/.
 # Each step is itself a result: a build that breaks is a failure, never a
 # silently missing test.
+#
+# A QEMU guest under TCG keeps about one host core busy, and the machine
+# has two. So once the debug kernel and the guests' programs are built, the
+# steps run in two lanes at once (docs/TESTING.md):
+#
+#   debug lane     the debug kernel's boots, one after another
+#   release lane   the host suites, the release kernel, the packages and
+#                  the release kernel's boots
+#
+# and the soak, which keeps four vCPUs busy, runs last, alone. The kexec
+# step boots both kernels: it waits for the release lane's kernel. A lane's
+# steps write their output to build/logs/step-NAME.log; the console shows
+# when each starts and ends, and the end of the log of a step that failed.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,12 +31,15 @@ filter=${FILTER:-}
 
 rm -rf "$results"
 mkdir -p "$results" "$logs"
-steps=()
 start=$(date +%s)
-: >"$logs/step-times"
+# One line per step, "NAME SECONDS STATUS", appended by both lanes (short
+# appends: whole lines). steps.tap and the budget table are made from it.
+times=$logs/step-times
+: >"$times"
+rm -f "$logs/release-kernel.done"
 
-# step NAME COMMAND...: run one step, its output shown and logged, its
-# time recorded for the budget table (scripts/budget.sh).
+# step NAME COMMAND...: run one step with its output on the console and in
+# its log, and record it.
 step() {
 	local name=$1 t0 rc secs
 	shift
@@ -32,15 +48,38 @@ step() {
 	"$@" 2>&1 | tee "$logs/step-$name.log"
 	rc=${PIPESTATUS[0]}
 	secs=$(($(date +%s) - t0))
-	echo "$name $secs $rc" >>"$logs/step-times"
-	if [ "$rc" = 0 ]; then
-		steps+=("ok step.$name")
-		echo "==> $name: ok ($secs s)"
-	else
-		steps+=("not ok step.$name")
-		echo "==> $name: FAILED with status $rc ($secs s), log: $logs/step-$name.log"
-	fi
+	record "$name" "$secs" "$rc"
 	return "$rc"
+}
+
+# lane_step NAME COMMAND...: the same, inside a lane: output to the log
+# only, its tail shown if it failed.
+lane_step() {
+	local name=$1 t0 rc secs
+	shift
+	t0=$(date +%s)
+	echo "==> $name: started"
+	"$@" >"$logs/step-$name.log" 2>&1
+	rc=$?
+	secs=$(($(date +%s) - t0))
+	[ "$rc" = 0 ] || tail -n 40 "$logs/step-$name.log" | sed "s/^/[$name] /"
+	record "$name" "$secs" "$rc"
+	return "$rc"
+}
+
+record() {
+	echo "$1 $2 $3" >>"$times"
+	if [ "$3" = 0 ]; then
+		echo "==> $1: ok ($2 s)"
+	else
+		echo "==> $1: FAILED with status $3 ($2 s), log: $logs/step-$1.log"
+	fi
+}
+
+# not_run NAME WHY: a step that could not run is a failure, with the reason.
+not_run() {
+	echo "$1 0 not-run:$2" >>"$times"
+	echo "==> $1: not run: $2"
 }
 
 step kernel-debug kernel/scripts/kbuild.sh build patched debug
@@ -48,78 +87,95 @@ kernel_ok=$?
 # The cache key changes with every input of a kernel (a stale kernel
 # would test the wrong code) and with nothing else.
 step kbuild-key tests/unit/kbuild/key-test.sh "$results/kbuild-key.tap"
-step checkpatch kernel/scripts/kbuild.sh checkpatch
+# The guests' programs and initramfs, once, before the lanes share them:
+# the lanes' make calls say PREBUILT=1, so that neither rebuilds what the
+# other is reading.
+guest_ok=1
 if [ "$kernel_ok" = 0 ]; then
-	step uapi tests/uapi/check-drift.sh \
-		"$(kernel/scripts/kbuild.sh path patched debug)/usr/include" \
-		"$results/uapi.tap"
+	step guest-build make -s initramfs && guest_ok=0
 else
-	steps+=("not ok step.uapi # the debug kernel did not build")
-fi
-step libsecmem make -s -C libsecmem all check-unit check-abi example-check BUILD="$build"
-step libsecmem-asan make -s -C libsecmem check-asan BUILD="$build"
-step daemon make -s -C daemon check BUILD="$build"
-step preload make -s -C preload check BUILD="$build"
-# The release kernel on its own line of the budget; make deb packages it.
-step kernel-release kernel/scripts/kbuild.sh build patched release
-# The Debian packages (make deb) and lintian on every .deb and .changes;
-# the systemd guest below installs them with apt.
-step deb scripts/deb.sh
-step vm-checker make -s -C tests/vm selftest BUILD="$build"
-if [ "$kernel_ok" = 0 ]; then
-	step guest make -s check-guest FILTER="$filter"
-else
-	steps+=("not ok step.guest # the debug kernel did not build")
+	not_run guest-build "the debug kernel did not build"
 fi
 
-# The pool controls, events and secmemd again on two NUMA nodes.
-if [ "$kernel_ok" = 0 ]; then
-	step guest-numa make -s check-guest-numa
-else
-	steps+=("not ok step.guest-numa # the debug kernel did not build")
-fi
+debug_lane() {
+	if [ "$guest_ok" != 0 ]; then
+		for s in guest guest-numa guest-hibernate guest-kexec; do
+			not_run "$s" "the debug kernel or the guest programs did not build"
+		done
+		return
+	fi
+	lane_step guest make -s check-guest PREBUILT=1 FILTER="$filter"
+	# The pool controls, events and secmemd on two NUMA nodes.
+	lane_step guest-numa make -s check-guest-numa PREBUILT=1
+	# Hibernation with secrets held: the image written, restored and
+	# scanned in one boot.
+	lane_step guest-hibernate make -s check-guest-hibernate PREBUILT=1
+	# Kexec and kdump with secrets held: the release kernel is the next
+	# kernel.
+	while [ ! -e "$logs/release-kernel.done" ] && kill -0 "$release_pid" 2>/dev/null; do
+		sleep 5
+	done
+	if [ "$(cat "$logs/release-kernel.done" 2>/dev/null)" = 0 ]; then
+		lane_step guest-kexec make -s check-guest-kexec PREBUILT=1
+	else
+		not_run guest-kexec "the release kernel did not build"
+	fi
+}
 
-# Hibernation with secrets held (issue 20): a boot with a scratch disk,
-# where the image is written, restored and then scanned.
-if [ "$kernel_ok" = 0 ]; then
-	step guest-hibernate make -s check-guest-hibernate
-else
-	steps+=("not ok step.guest-hibernate # the debug kernel did not build")
-fi
+release_lane() {
+	lane_step checkpatch kernel/scripts/kbuild.sh checkpatch
+	if [ "$kernel_ok" = 0 ]; then
+		lane_step uapi tests/uapi/check-drift.sh \
+			"$(kernel/scripts/kbuild.sh path patched debug)/usr/include" \
+			"$results/uapi.tap"
+	else
+		not_run uapi "the debug kernel did not build"
+	fi
+	lane_step libsecmem make -s -C libsecmem all check-unit check-abi example-check BUILD="$build"
+	lane_step libsecmem-asan make -s -C libsecmem check-asan BUILD="$build"
+	lane_step daemon make -s -C daemon check BUILD="$build"
+	lane_step preload make -s -C preload check BUILD="$build"
+	lane_step vm-checker make -s -C tests/vm selftest BUILD="$build"
+	lane_step kernel-release kernel/scripts/kbuild.sh build patched release
+	echo $? >"$logs/release-kernel.done"
+	# The Debian packages (make deb) and lintian on every .deb and
+	# .changes; the systemd guest installs them with apt.
+	lane_step deb scripts/deb.sh
+	# libsecmem's suite and the long fills on the release kernel.
+	if [ "$guest_ok" = 0 ]; then
+		lane_step guest-release make -s check-guest-release PREBUILT=1
+	else
+		not_run guest-release "the debug kernel or the guest programs did not build"
+	fi
+	# Debian 12 with systemd on the release kernel: secmemd as a unit, an
+	# application built with pkg-config (tests/vm/debian/).
+	lane_step systemd make -s check-systemd
+}
 
-# Kexec and kdump with secrets held (issue 20): two kernels per boot, the
-# second scans what the first left it.
-if [ "$kernel_ok" = 0 ]; then
-	step guest-kexec make -s check-guest-kexec
-else
-	steps+=("not ok step.guest-kexec # the debug kernel did not build")
-fi
+release_lane &
+release_pid=$!
+debug_lane &
+debug_pid=$!
+wait "$debug_pid"
+wait "$release_pid"
 
-# libsecmem's suite on the patched release kernel, where the backend must
-# be the unmapped memfd. The release kernel because the suite's stress
-# cases take tens of minutes under TCG on the debug one.
-step guest-release make -s check-guest-release
-
-# Debian 12 with systemd on the patched release kernel: secmemd as a unit,
-# an application built with pkg-config (tests/vm/debian/). The first run
-# bootstraps the image (about 2 minutes); the release kernel is the one
-# guest-release built.
-step systemd make -s check-systemd
-
-# The soak's 2-minute form (docs/RELIABILITY.md, case 5; make soak runs
-# 30 minutes): the same image on 4 vCPUs and 2 NUMA nodes, secrets and
-# unmapped memfds checked under memory pressure while secmemd is
-# reloaded and SIGKILLed. About 3.5 minutes with the boot.
+# The soak's 2-minute form (docs/RELIABILITY.md, case 5): 4 vCPUs and 2
+# NUMA nodes, secrets checked under memory pressure while secmemd is
+# reloaded and SIGKILLed. Alone: it keeps both host cores busy.
 step soak make -s check-soak
 
 {
 	echo "TAP version 13"
-	echo "1..${#steps[@]}"
+	echo "1..$(wc -l <"$times")"
 	n=0
-	for s in "${steps[@]}"; do
+	while read -r name _ rc; do
 		n=$((n + 1))
-		echo "${s/ step./ $n step.}"
-	done
+		case $rc in
+		0) echo "ok $n step.$name" ;;
+		not-run:*) echo "not ok $n step.$name # ${rc#not-run:}" ;;
+		*) echo "not ok $n step.$name" ;;
+		esac
+	done <"$times"
 } >"$results/steps.tap"
 
 scripts/budget.sh "$logs" "$(($(date +%s) - start))"

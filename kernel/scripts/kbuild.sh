@@ -296,6 +296,11 @@ do_build() {
 	check_flavor_variant "$flavor" "$variant"
 	out=$(outdir "$flavor" "$variant")
 	key=$(build_key "$flavor" "$variant")
+	# One build of a kernel at a time; a second caller waits, then finds
+	# it up to date.
+	mkdir -p "${out%/*}"
+	exec 8>"$out.lock"
+	flock 8
 	if [ -f "$out/.secmem-key" ] && [ "$(cat "$out/.secmem-key")" = "$key" ] &&
 		[ -f "$out/arch/x86/boot/bzImage" ] &&
 		{ [ "$objects" = 0 ] || [ ! -e "$out/.secmem-no-objects" ]; }; then
