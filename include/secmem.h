@@ -10,9 +10,10 @@
  *     removed from the kernel's direct map;
  *  2. memfd_secret(2): the same promise on kernels that have it enabled;
  *  3. only if the application opted in (SECMEM_INIT_ALLOW_INSECURE or
- *     SECMEM_ALLOW_INSECURE=1 in the environment): a memfd mapped with
- *     mlock() and MADV_DONTDUMP, which keeps secrets out of swap and core
- *     dumps but leaves them in the direct map.
+ *     SECMEM_ALLOW_INSECURE=1 in the environment) and did not refuse it
+ *     (SECMEM_INIT_REFUSE_INSECURE): a memfd mapped with mlock() and
+ *     MADV_DONTDUMP, which keeps secrets out of swap and core dumps but
+ *     leaves them in the direct map.
  *
  * Without a secure backend and without the opt-in, every allocation fails
  * and secmem_last_error() returns SECMEM_ENOBACKEND.
@@ -133,6 +134,11 @@ enum secmem_error {
 #define SECMEM_INIT_NO_UNMAPPED		(1U << 2)
 /** Do not probe memfd_secret. */
 #define SECMEM_INIT_NO_SECRET		(1U << 3)
+/**
+ * Never use the mlock() backend, whatever SECMEM_ALLOW_INSECURE says, for
+ * the rest of the process's life (and its fork children's).  Since 0.2.0.
+ */
+#define SECMEM_INIT_REFUSE_INSECURE	(1U << 4)
 
 /* Protections for secmem_protect(). */
 #define SECMEM_NOACCESS		0
@@ -181,14 +187,33 @@ SECMEM_API unsigned int secmem_version(void);
 /**
  * secmem_init() - choose the backend policy before the first allocation.
  * @flags: SECMEM_INIT_* flags, 0 for the default (secure backends only,
- *         unless SECMEM_ALLOW_INSECURE=1 is set in the environment).
+ *         unless SECMEM_ALLOW_INSECURE=1 is set in the environment and
+ *         SECMEM_INIT_REFUSE_INSECURE was not given).
  *
  * Optional: the first allocation initialises the library with flags 0.
  * May be called again while no memory is handed out (the backend is then
  * probed again); afterwards a call with different flags fails with
  * SECMEM_EBUSY.
  *
- * Return: 0, or -1 with errno set (ENOSYS for SECMEM_ENOBACKEND, EBUSY).
+ * SECMEM_INIT_REFUSE_INSECURE is for programs that must never hold a
+ * secret in ordinary memory: the mlock() backend is not chosen, and
+ * SECMEM_ALLOW_INSECURE=1 in the environment is ignored.  The refusal
+ * holds from this call to the end of the process, whatever the call
+ * returns (unless it is SECMEM_EINVAL): later calls without the flag
+ * keep it, and a call with SECMEM_INIT_ALLOW_INSECURE or
+ * SECMEM_INIT_FORCE_INSECURE fails with SECMEM_EINVAL (errno EPERM).
+ * Call it before the first allocation: if the environment's opt-in has
+ * already made libsecmem use the mlock() backend and its memory is
+ * live, the call fails with SECMEM_EBUSY and no new memory of that
+ * backend is handed out (SECMEM_ENOBACKEND) until it is all freed and a
+ * secure backend is probed.  With the secure backend in use it succeeds
+ * even while memory is live.  A library older than 0.2.0 rejects the
+ * flag (SECMEM_EINVAL), so a program that checks the return value fails
+ * closed there too.
+ *
+ * Return: 0, or -1 with errno set (ENOSYS for SECMEM_ENOBACKEND, EBUSY,
+ * EINVAL for unknown or contradictory flags, EPERM for an insecure
+ * backend after SECMEM_INIT_REFUSE_INSECURE).
  */
 SECMEM_API int secmem_init(unsigned int flags);
 

@@ -863,17 +863,48 @@ static bool arena_drop_idle_locked(void)
  */
 SECMEM_API int secmem_init(unsigned int flags)
 {
+	const unsigned int insecure = SECMEM_INIT_ALLOW_INSECURE |
+				      SECMEM_INIT_FORCE_INSECURE;
 	unsigned int i;
 	int r;
 
 	pthread_once(&sm_once, arena_once);
-	if (flags & ~(SECMEM_INIT_ALLOW_INSECURE | SECMEM_INIT_FORCE_INSECURE |
-		      SECMEM_INIT_NO_UNMAPPED | SECMEM_INIT_NO_SECRET)) {
+	if ((flags & ~(insecure | SECMEM_INIT_NO_UNMAPPED |
+		       SECMEM_INIT_NO_SECRET | SECMEM_INIT_REFUSE_INSECURE)) ||
+	    ((flags & SECMEM_INIT_REFUSE_INSECURE) && (flags & insecure))) {
 		sm_fail(SECMEM_EINVAL, EINVAL);
 		return -1;
 	}
+	/*
+	 * The refusal is part of every later call's flags, so that a call
+	 * without it asks for the same policy and is not busy.
+	 */
+	if (flags & SECMEM_INIT_REFUSE_INSECURE)
+		sm_refuse_insecure();
+	if (sm_insecure_is_refused()) {
+		if (flags & insecure) {
+			sm_fail_einval(EPERM,
+				       "The mlock() backend was refused with "
+				       "secmem_init(SECMEM_INIT_REFUSE_INSECURE): "
+				       "this process keeps secrets only outside "
+				       "the kernel's direct map, so "
+				       "SECMEM_INIT_ALLOW_INSECURE and "
+				       "SECMEM_INIT_FORCE_INSECURE are refused");
+			return -1;
+		}
+		flags |= SECMEM_INIT_REFUSE_INSECURE;
+	}
 	pthread_mutex_lock(&sm.lock);
-	if (atomic_load(&sm.ready) && flags == sm.flags) {
+	/*
+	 * The same policy is no change, unless the backend in use is one
+	 * that a refusal since forbids.
+	 */
+	if (atomic_load(&sm.ready) &&
+	    (flags & ~SECMEM_INIT_REFUSE_INSECURE) ==
+		    (sm.flags & ~SECMEM_INIT_REFUSE_INSECURE) &&
+	    (!(flags & SECMEM_INIT_REFUSE_INSECURE) ||
+	     sm_backend_get() != SECMEM_BACKEND_MLOCK)) {
+		sm.flags = flags;
 		pthread_mutex_unlock(&sm.lock);
 		return 0;
 	}

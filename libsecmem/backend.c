@@ -22,6 +22,12 @@
 #include "secmem/uapi.h"
 
 static _Atomic int sm_backend = SECMEM_BACKEND_NONE;
+/*
+ * SECMEM_INIT_REFUSE_INSECURE was given: set once, never cleared (a fork
+ * child inherits it).  While set, no probe chooses the mlock backend and
+ * no file of it is created.
+ */
+static _Atomic bool sm_insecure_refused;
 /* memfd_secret: CAP_IPC_LOCK exempts from RLIMIT_MEMLOCK (probed). */
 static _Atomic bool sm_secret_ipc_lock_exempt;
 
@@ -203,6 +209,16 @@ out:
 	return exempt;
 }
 
+void sm_refuse_insecure(void)
+{
+	atomic_store(&sm_insecure_refused, true);
+}
+
+bool sm_insecure_is_refused(void)
+{
+	return atomic_load(&sm_insecure_refused);
+}
+
 static bool backend_env_allows_insecure(void)
 {
 	/* secure_getenv: a setuid program must not be downgraded by its caller. */
@@ -218,9 +234,10 @@ static bool backend_env_allows_insecure(void)
  */
 int sm_backend_probe(unsigned int flags)
 {
-	bool insecure_ok = (flags & (SECMEM_INIT_ALLOW_INSECURE |
-				     SECMEM_INIT_FORCE_INSECURE)) ||
-			   backend_env_allows_insecure();
+	bool insecure_ok = !sm_insecure_is_refused() &&
+			   ((flags & (SECMEM_INIT_ALLOW_INSECURE |
+				      SECMEM_INIT_FORCE_INSECURE)) ||
+			    backend_env_allows_insecure());
 	enum secmem_backend b = SECMEM_BACKEND_NONE;
 	int r, saved = errno;
 
@@ -287,6 +304,11 @@ static int backend_create_fd(size_t size, bool sealing)
 #endif
 		break;
 	case SECMEM_BACKEND_MLOCK:
+		/* Chosen before the refusal: no more memory of it. */
+		if (sm_insecure_is_refused()) {
+			sm_fail(SECMEM_ENOBACKEND, ENOSYS);
+			return -1;
+		}
 		fd = memfd_create("secmem-insecure", mfd);
 		break;
 	default:

@@ -214,6 +214,8 @@ enum secmem_backend sm_backend_get(void);
 bool sm_ipc_lock_effective(void);
 bool sm_secret_ipc_lock_exempts(void);
 int sm_backend_probe(unsigned int flags);
+void sm_refuse_insecure(void);
+bool sm_insecure_is_refused(void);
 int sm_region_map(struct sm_region *r, size_t size);
 void sm_region_unmap(struct sm_region *r);
 int sm_backend_memfd(size_t size, bool seal, bool cloexec);

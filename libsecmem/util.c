@@ -196,6 +196,15 @@ SECMEM_API const char *secmem_strerror(int err)
 	case SECMEM_OK:
 		return "Success";
 	case SECMEM_ENOBACKEND:
+		if (sm_insecure_is_refused())
+			return "No secure memory backend: this kernel has "
+			       "neither the unmapped memfd (MFD_UNMAPPED) nor "
+			       "memfd_secret(2) (enable it with "
+			       "secretmem.enable=1 on Linux 5.14 or later, and "
+			       "allow it in any seccomp filter); this program "
+			       "refused mlock()ed memory with "
+			       "SECMEM_INIT_REFUSE_INSECURE, so "
+			       "SECMEM_ALLOW_INSECURE is ignored";
 		return "No secure memory backend: this kernel has neither the "
 		       "unmapped memfd (MFD_UNMAPPED) nor memfd_secret(2) "
 		       "(enable it with secretmem.enable=1 on Linux 5.14 or "

@@ -1148,6 +1148,137 @@ static void do_no_backend_init_flag(void *arg)
 }
 
 /*
+ * SECMEM_INIT_REFUSE_INSECURE on a kernel without a secure backend, with
+ * SECMEM_ALLOW_INSECURE=1 in the environment: no secret ever goes to
+ * the mlock backend, and neither the environment nor a later
+ * secmem_init() brings it back.
+ */
+static void do_refuse_insecure(void *arg)
+{
+	const char *msg;
+	pid_t pid;
+	int st;
+
+	(void)arg;
+	setenv("SECMEM_ALLOW_INSECURE", "1", 1);
+	deny_secure_backends(ENOSYS);
+	errno = 0;
+	if (secmem_init(SECMEM_INIT_REFUSE_INSECURE) != -1 || errno != ENOSYS ||
+	    secmem_last_error() != SECMEM_ENOBACKEND)
+		_exit(51);
+	if (secmem_backend() != SECMEM_BACKEND_NONE)
+		_exit(52);
+	errno = 0;
+	if (secmem_malloc(16) || errno != ENOSYS ||
+	    secmem_last_error() != SECMEM_ENOBACKEND)
+		_exit(53);
+	if (secmem_fd_create(4096, 0) != -1)
+		_exit(54);
+	/* The environment's opt-in does not come back with the default. */
+	if (secmem_init(0) != -1 || secmem_backend() != SECMEM_BACKEND_NONE)
+		_exit(55);
+	msg = secmem_strerror(SECMEM_ENOBACKEND);
+	if (!strstr(msg, "SECMEM_INIT_REFUSE_INSECURE") ||
+	    strstr(msg, "set SECMEM_ALLOW_INSECURE=1"))
+		_exit(56);
+	/* Nor with the flags that ask for it. */
+	errno = 0;
+	if (secmem_init(SECMEM_INIT_ALLOW_INSECURE) != -1 || errno != EPERM ||
+	    secmem_last_error() != SECMEM_EINVAL ||
+	    !strstr(secmem_strerror(SECMEM_EINVAL), "refused"))
+		_exit(57);
+	if (secmem_init(SECMEM_INIT_FORCE_INSECURE) != -1 || errno != EPERM)
+		_exit(58);
+	if (secmem_malloc(16) || secmem_backend() != SECMEM_BACKEND_NONE)
+		_exit(59);
+	/* A fork child inherits the refusal. */
+	pid = fork();
+	if (pid == 0)
+		_exit(secmem_malloc(16) || secmem_init(0) != -1 ? 1 : 0);
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0)
+		_exit(60);
+	_exit(0);
+}
+
+/*
+ * The environment already downgraded the process to the mlock backend
+ * when the refusal comes: secmem_init() fails (EBUSY) while its memory
+ * is live, and from then on no new arena or file of that backend is
+ * made; once it is all freed the refusal probes again, and finds none.
+ */
+static void do_refuse_after_downgrade(void *arg)
+{
+	void *p, *q;
+
+	(void)arg;
+	setenv("SECMEM_ALLOW_INSECURE", "1", 1);
+	deny_secure_backends(ENOSYS);
+	p = secmem_malloc(16);
+	if (!p || secmem_backend() != SECMEM_BACKEND_MLOCK)
+		_exit(61);
+	errno = 0;
+	if (secmem_init(SECMEM_INIT_REFUSE_INSECURE) != -1 || errno != EBUSY)
+		_exit(62);
+	errno = 0;
+	q = secmem_malloc(4 << 20);	/* needs a new arena */
+	if (q || errno != ENOSYS || secmem_last_error() != SECMEM_ENOBACKEND)
+		_exit(63);
+	if (secmem_fd_create(4096, 0) != -1 ||
+	    secmem_last_error() != SECMEM_ENOBACKEND)
+		_exit(64);
+	secmem_free(p);
+	if (secmem_init(SECMEM_INIT_REFUSE_INSECURE) != -1 ||
+	    secmem_last_error() != SECMEM_ENOBACKEND ||
+	    secmem_backend() != SECMEM_BACKEND_NONE)
+		_exit(65);
+	_exit(0);
+}
+
+/*
+ * On this kernel, with the environment's opt-in: the refusal keeps the
+ * secure backend (or, on a kernel without one, none), and a later
+ * secmem_init() that would choose the mlock backend is refused even with
+ * nothing allocated, while one that keeps the secure backend is not
+ * busy.
+ */
+static void do_refuse_here(void *arg)
+{
+	enum secmem_backend b;
+	void *p;
+
+	(void)arg;
+	setenv("SECMEM_ALLOW_INSECURE", "1", 1);
+	if (secmem_init(SECMEM_INIT_REFUSE_INSECURE) == 0) {
+		b = secmem_backend();
+		if (b != SECMEM_BACKEND_UNMAPPED_MEMFD &&
+		    b != SECMEM_BACKEND_MEMFD_SECRET)
+			_exit(71);
+	} else if (secmem_last_error() != SECMEM_ENOBACKEND) {
+		_exit(72);
+	}
+	b = secmem_backend();
+	errno = 0;
+	if (secmem_init(SECMEM_INIT_FORCE_INSECURE) != -1 || errno != EPERM ||
+	    secmem_backend() != b)
+		_exit(73);
+	if (secmem_init(SECMEM_INIT_ALLOW_INSECURE |
+			SECMEM_INIT_REFUSE_INSECURE) != -1 ||
+	    errno != EINVAL)
+		_exit(74);
+	if (b == SECMEM_BACKEND_NONE)
+		_exit(0);
+	p = secmem_malloc(16);
+	if (!p)
+		_exit(75);
+	/* Live memory: the same policy, flag or not, is no change. */
+	if (secmem_init(0) != 0 || secmem_init(SECMEM_INIT_REFUSE_INSECURE))
+		_exit(76);
+	secmem_free(p);
+	_exit(0);
+}
+
+/*
  * memfd_create() as a kernel would answer it if MFD_UNMAPPED (0x20) meant
  * something else there: success, with an ordinary tmpfs file.  The suite
  * links libsecmem statically, so this definition is the one it calls.
@@ -1202,6 +1333,22 @@ START_TEST(test_probe_no_secure_backend)
 			       sizeof(child_err));
 
 	ck_assert_child_ok(st);
+}
+END_TEST
+
+/* SECMEM_INIT_REFUSE_INSECURE outranks SECMEM_ALLOW_INSECURE=1. */
+START_TEST(test_probe_refuse_insecure)
+{
+	void (*const fns[])(void *) = {
+		do_refuse_insecure, do_refuse_after_downgrade, do_refuse_here,
+	};
+
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		int st = test_in_child(fns[i], NULL, child_err,
+				       sizeof(child_err));
+
+		ck_assert_child_ok(st);
+	}
 }
 END_TEST
 
@@ -1270,5 +1417,6 @@ TCase *test_probe_tcase(void)
 	tcase_add_test(tc, test_probe_flags);
 	tcase_add_test(tc, test_probe_unmapped_verified);
 	tcase_add_test(tc, test_probe_errno_kept);
+	tcase_add_test(tc, test_probe_refuse_insecure);
 	return tc;
 }
