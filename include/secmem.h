@@ -24,7 +24,11 @@
  * for the calling thread, which secmem_last_error() returns and
  * secmem_strerror() turns into a sentence that says what to do.  A call
  * that succeeds leaves errno as it was, the first one (which chooses the
- * backend) included.
+ * backend) included.  Each function that can fail in more than one way
+ * also has an _r form (since 0.2.0) that returns the SECMEM_E* code
+ * itself, for callers that cannot rely on thread-local state (a Go
+ * goroutine moves between threads): see "Error codes as return values"
+ * below.
  *
  * Misuse that would corrupt memory (a double free, a pointer that
  * libsecmem did not return, an overwritten canary) is not reported as an
@@ -237,7 +241,8 @@ SECMEM_API int secmem_init(unsigned int flags);
  *
  * May be called at any time; applies to existing arenas too.
  *
- * Return: 0, or -1 with errno EINVAL for an unknown @policy.
+ * Return: 0, or -1 with errno EINVAL for an unknown @policy, its only
+ * failure (SECMEM_EINVAL).
  */
 SECMEM_API int secmem_set_fork_policy(int policy);
 
@@ -485,7 +490,8 @@ SECMEM_API int secmem_memeq(const void *a, const void *b, size_t len);
 
 /**
  * secmem_stats() - fill @stats with a snapshot of the allocator.
- * Return: 0, or -1 with errno EINVAL if @stats is NULL.
+ * Return: 0, or -1 with errno EINVAL if @stats is NULL, its only failure
+ * (SECMEM_EINVAL).
  */
 SECMEM_API int secmem_stats(struct secmem_stats *stats);
 
@@ -505,6 +511,95 @@ SECMEM_API int secmem_last_error(void);
  * Return: a string valid until the next call in the same thread.
  */
 SECMEM_API const char *secmem_strerror(int err);
+
+/*
+ * Error codes as return values (since 0.2.0).
+ *
+ * Each function below does what the function without _r does, and
+ * returns SECMEM_OK (0) or the SECMEM_E* code of its failure, the code
+ * secmem_last_error() would give right after it; its result goes to an
+ * output parameter, which is left untouched on failure (as
+ * posix_memalign() does).  errno and the thread's last error are still
+ * set on failure, as by the plain function.  A NULL output parameter is
+ * SECMEM_EINVAL (errno EINVAL).
+ *
+ * They are for bindings and other callers that must not depend on
+ * thread-local state: a goroutine that calls secmem_malloc() and then
+ * secmem_last_error() may be moved to another OS thread in between and
+ * read that thread's error.  secmem_strerror_r() gives the sentence for
+ * a code into the caller's buffer, without the calling thread's state.
+ *
+ * The functions without an _r form do not need one: secmem_free(),
+ * secmem_free_if_owned(), secmem_owns(), secmem_usable_size(),
+ * secmem_trim(), secmem_memzero(), secmem_memeq(), secmem_version(),
+ * secmem_backend_name(), secmem_last_error() and secmem_strerror() do
+ * not fail (misuse aborts), and secmem_set_fork_policy() and
+ * secmem_stats() fail only with SECMEM_EINVAL.
+ */
+
+/** secmem_init() returning its code. */
+SECMEM_API int secmem_init_r(unsigned int flags);
+
+/**
+ * secmem_backend_r() - the backend in use in *@backend, probing it.
+ * Return: SECMEM_OK, or why there is none (SECMEM_ENOBACKEND, or
+ * SECMEM_ESYSCALL when the probe itself failed and will be retried).
+ */
+SECMEM_API int secmem_backend_r(enum secmem_backend *backend);
+
+/** secmem_malloc() into *@ptr. */
+SECMEM_API int secmem_malloc_r(void **ptr, size_t size);
+
+/** secmem_calloc() into *@ptr. */
+SECMEM_API int secmem_calloc_r(void **ptr, size_t nmemb, size_t size);
+
+/**
+ * secmem_realloc_r() - secmem_realloc() of *@ptr, the result in *@ptr.
+ * On failure *@ptr is still the (unchanged) allocation.
+ */
+SECMEM_API int secmem_realloc_r(void **ptr, size_t size);
+
+/** secmem_aligned_alloc() into *@ptr. */
+SECMEM_API int secmem_aligned_alloc_r(void **ptr, size_t alignment,
+				      size_t size);
+
+/** secmem_alloc_pages() into *@ptr. */
+SECMEM_API int secmem_alloc_pages_r(void **ptr, size_t size);
+
+/** secmem_strdup() into *@copy. */
+SECMEM_API int secmem_strdup_r(char **copy, const char *s);
+
+/** secmem_strndup() into *@copy. */
+SECMEM_API int secmem_strndup_r(char **copy, const char *s, size_t n);
+
+/** secmem_protect() returning its code. */
+SECMEM_API int secmem_protect_r(void *ptr, int prot);
+
+/** secmem_fd_create() with the descriptor in *@fd. */
+SECMEM_API int secmem_fd_create_r(int *fd, size_t size, unsigned int flags);
+
+/** secmem_wiped() with its answer (1 or 0) in *@wiped. */
+SECMEM_API int secmem_wiped_r(int *wiped);
+
+/** secmem_fd_wiped() with its answer (1 or 0) in *@wiped. */
+SECMEM_API int secmem_fd_wiped_r(int fd, int *wiped);
+
+/**
+ * secmem_strerror_r() - the sentence for @err in the caller's buffer.
+ * @err:    a SECMEM_E* code, or an errno value.
+ * @buf:    where to write it, NUL-terminated, cut to @buflen - 1 bytes;
+ *          may be NULL if @buflen is 0.
+ * @buflen: size of @buf.
+ *
+ * The sentence of secmem_strerror() without the calling thread's
+ * particulars (which system call failed, the allocation's size): the
+ * same for a code in every thread.  For SECMEM_EMEMLOCK it gives the
+ * RLIMIT_MEMLOCK limit and libsecmem's use at the time of the call.
+ *
+ * Return: the length of the whole sentence (as snprintf() does): the
+ * buffer was too small if it is @buflen or more.
+ */
+SECMEM_API size_t secmem_strerror_r(int err, char *buf, size_t buflen);
 
 #ifdef __cplusplus
 }

@@ -161,11 +161,17 @@ static const char *util_size(char *buf, size_t len, uint64_t bytes)
 	return buf;
 }
 
-static void util_memlock_msg(const struct sm_error *e)
+/*
+ * A record with particulars (its thread's last error) has the limit and
+ * use it saw, or limit 0 when the kernel refused (then they are read
+ * now), and the bytes asked for; a bare code has none of them: the
+ * numbers are read now and the request is not named.
+ */
+static void util_memlock_msg(const struct sm_error *e, char *buf, size_t len)
 {
 	struct rlimit rl;
 	uint64_t limit = e->limit, in_use = e->in_use;
-	char l[32], u[32], r[32];
+	char l[32], u[32], more[64] = "";
 	bool kernel = !limit;
 
 	if (kernel) {
@@ -173,26 +179,34 @@ static void util_memlock_msg(const struct sm_error *e)
 			rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur : UINT64_MAX;
 		in_use = atomic_load(&sm_count.charged);
 	}
-	snprintf(sm_msg, sizeof(sm_msg),
-		 "RLIMIT_MEMLOCK is %s and %s are in use by libsecmem%s, "
-		 "%s more are needed: raise LimitMEMLOCK= in the service "
-		 "unit or ulimit -l, or free secrets that are no longer needed",
+	if (e->requested) {
+		char r[32];
+
+		snprintf(more, sizeof(more), ", %s more are needed",
+			 util_size(r, sizeof(r), e->requested));
+	}
+	snprintf(buf, len,
+		 "RLIMIT_MEMLOCK is %s and %s are in use by libsecmem%s%s: "
+		 "raise LimitMEMLOCK= in the service unit or ulimit -l, or "
+		 "free secrets that are no longer needed",
 		 util_size(l, sizeof(l), limit),
 		 util_size(u, sizeof(u), in_use),
 		 kernel ? " (the kernel also counts memory the process "
 			  "mlock()ed itself)" : "",
-		 util_size(r, sizeof(r), e->requested));
+		 more);
 }
 
-SECMEM_API const char *secmem_strerror(int err)
+/*
+ * The sentence for the record @e: a constant, or formatted into @buf of
+ * @len bytes and returned.
+ */
+static const char *util_sentence(const struct sm_error *e, char *buf,
+				 size_t len)
 {
-	struct sm_error e = { .code = err };
 	char sys[128];
 	const char *s;
 
-	if (err == sm_err.code)
-		e = sm_err;
-	switch (err) {
+	switch (e->code) {
 	case SECMEM_OK:
 		return "Success";
 	case SECMEM_ENOBACKEND:
@@ -213,15 +227,15 @@ SECMEM_API const char *secmem_strerror(int err)
 		       "SECMEM_INIT_ALLOW_INSECURE) to accept mlock()ed memory "
 		       "that stays in the kernel's direct map";
 	case SECMEM_EMEMLOCK:
-		util_memlock_msg(&e);
-		return sm_msg;
+		util_memlock_msg(e, buf, len);
+		return buf;
 	case SECMEM_ENOMEM:
 		return "The kernel refused memory or a new mapping: check free "
 		       "memory, and raise vm.max_map_count if many blocks were "
 		       "split by secmem_protect()";
 	case SECMEM_EINVAL:
-		if (e.what)
-			return e.what;
+		if (e->what)
+			return e->what;
 		return "Invalid argument: see the function's man page for the "
 		       "accepted values (alignments must be powers of two, "
 		       "secmem_protect() takes only secmem_alloc_pages() "
@@ -243,15 +257,48 @@ SECMEM_API const char *secmem_strerror(int err)
 		       "contents are gone for good; free it with secmem_free() "
 		       "and create the secret again";
 	case SECMEM_ESYSCALL:
+		if (!e->what && !e->sys_errno)
+			return "A system call failed unexpectedly: if the "
+			       "process ran out of file descriptors raise "
+			       "ulimit -n, otherwise report this with the "
+			       "kernel version";
 		/* GNU strerror_r may return a static string instead of sys. */
-		s = strerror_r(e.sys_errno, sys, sizeof(sys));
-		snprintf(sm_msg, sizeof(sm_msg),
+		s = strerror_r(e->sys_errno, sys, sizeof(sys));
+		snprintf(buf, len,
 			 "%s failed unexpectedly (%s): if the process ran out "
 			 "of file descriptors raise ulimit -n, otherwise report "
 			 "this with the kernel version",
-			 e.what ? e.what : "A system call", s);
-		return sm_msg;
+			 e->what ? e->what : "A system call", s);
+		return buf;
 	default:
-		return strerror_r(err, sm_msg, sizeof(sm_msg));
+		return strerror_r(e->code, buf, len);
 	}
+}
+
+SECMEM_API const char *secmem_strerror(int err)
+{
+	struct sm_error e = { .code = err };
+
+	if (err == sm_err.code)
+		e = sm_err;
+	return util_sentence(&e, sm_msg, sizeof(sm_msg));
+}
+
+/* A bare code: the same sentence in every thread.  errno is the caller's. */
+SECMEM_API size_t secmem_strerror_r(int err, char *buf, size_t buflen)
+{
+	struct sm_error e = { .code = err };
+	char tmp[sizeof(sm_msg)];
+	int saved = errno;
+	const char *s = util_sentence(&e, tmp, sizeof(tmp));
+	size_t n = strlen(s);
+
+	if (buflen) {
+		size_t k = n < buflen ? n : buflen - 1;
+
+		memcpy(buf, s, k);
+		buf[k] = '\0';
+	}
+	errno = saved;
+	return n;
 }
