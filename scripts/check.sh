@@ -12,8 +12,11 @@
 # steps run in two lanes at once (docs/TESTING.md):
 #
 #   debug lane     the debug kernel's boots, one after another
-#   release lane   the host suites, the release kernel, the packages and
-#                  the release kernel's boots
+#   release lane   the release kernel, the packages and the release
+#                  kernel's boots
+#
+# with the host suites in the release lane when the release kernel comes
+# from the cache, else in the debug lane.
 #
 # and the soak, which keeps four vCPUs busy, runs last, alone. The kexec
 # step boots both kernels: it waits for the release lane's kernel. A lane's
@@ -97,7 +100,32 @@ else
 	not_run guest-build "the debug kernel did not build"
 fi
 
+# The host suites: in the release lane when its kernel needs no build,
+# else in the debug lane, which is then the shorter one.
+host_suites() {
+	lane_step checkpatch kernel/scripts/kbuild.sh checkpatch
+	if [ "$kernel_ok" = 0 ]; then
+		lane_step uapi tests/uapi/check-drift.sh \
+			"$(kernel/scripts/kbuild.sh path patched debug)/usr/include" \
+			"$results/uapi.tap"
+	else
+		not_run uapi "the debug kernel did not build"
+	fi
+	lane_step libsecmem make -s -C libsecmem all check-unit check-abi example-check BUILD="$build"
+	lane_step libsecmem-asan make -s -C libsecmem check-asan BUILD="$build"
+	lane_step daemon make -s -C daemon check BUILD="$build"
+	lane_step preload make -s -C preload check BUILD="$build"
+	lane_step vm-checker make -s -C tests/vm selftest BUILD="$build"
+}
+if kernel/scripts/kbuild.sh ready patched release; then
+	suites_lane=release
+else
+	suites_lane=debug
+fi
+echo "==> lanes: the host suites go with the $suites_lane lane"
+
 debug_lane() {
+	[ "$suites_lane" != debug ] || host_suites
 	if [ "$guest_ok" != 0 ]; then
 		for s in guest guest-numa guest-hibernate guest-kexec; do
 			not_run "$s" "the debug kernel or the guest programs did not build"
@@ -123,19 +151,7 @@ debug_lane() {
 }
 
 release_lane() {
-	lane_step checkpatch kernel/scripts/kbuild.sh checkpatch
-	if [ "$kernel_ok" = 0 ]; then
-		lane_step uapi tests/uapi/check-drift.sh \
-			"$(kernel/scripts/kbuild.sh path patched debug)/usr/include" \
-			"$results/uapi.tap"
-	else
-		not_run uapi "the debug kernel did not build"
-	fi
-	lane_step libsecmem make -s -C libsecmem all check-unit check-abi example-check BUILD="$build"
-	lane_step libsecmem-asan make -s -C libsecmem check-asan BUILD="$build"
-	lane_step daemon make -s -C daemon check BUILD="$build"
-	lane_step preload make -s -C preload check BUILD="$build"
-	lane_step vm-checker make -s -C tests/vm selftest BUILD="$build"
+	[ "$suites_lane" != release ] || host_suites
 	lane_step kernel-release kernel/scripts/kbuild.sh build patched release
 	echo $? >"$logs/release-kernel.done"
 	# The Debian packages (make deb) and lintian on every .deb and

@@ -11,6 +11,7 @@
 #                                     --objects: also the object tree (out-of-tree
 #                                     modules, bindeb-pkg), not only the artifacts
 #   kbuild.sh key FLAVOR VARIANT      print the build's cache key (builds nothing)
+#   kbuild.sh ready FLAVOR VARIANT    exit 0 if build would compile nothing
 #   kbuild.sh tree                    developer work tree (base + one commit per patch)
 #   kbuild.sh export                  write the developer tree back to kernel/patches
 #   kbuild.sh checkpatch              scripts/checkpatch.pl --strict on every patch
@@ -279,6 +280,16 @@ compile_kernel() {
 	make -s -C "$tree" O="$out" CC="$cc" -j"$jobs" bzImage modules headers
 }
 
+# is_ready FLAVOR VARIANT: succeeds when do_build would compile nothing
+# (up to date, or in the cache).
+is_ready() {
+	local out key
+	out=$(outdir "$1" "$2")
+	key=$(build_key "$1" "$2")
+	{ [ "$(cat "$out/.secmem-key" 2>/dev/null)" = "$key" ] &&
+		[ -f "$out/arch/x86/boot/bzImage" ]; } || cache_has "kernel-$key"
+}
+
 # do_build [--objects] FLAVOR VARIANT. Up to date when the output
 # directory's key matches; else restored from the cache when it holds the
 # key (artifacts only: .secmem-no-objects marks a directory whose objects
@@ -431,12 +442,13 @@ main() {
 	source) ensure_patched ;;
 	build) shift; do_build "$@" ;;
 	key) [ $# = 3 ] || die "usage: $0 key FLAVOR VARIANT"; check_flavor_variant "$2" "$3"; build_key "$2" "$3" ;;
+	ready) [ $# = 3 ] || die "usage: $0 ready FLAVOR VARIANT"; check_flavor_variant "$2" "$3"; is_ready "$2" "$3" ;;
 	path) [ $# = 3 ] || die "usage: $0 path FLAVOR VARIANT"; outdir "$2" "$3" ;;
 	tree) do_tree ;;
 	export) do_export ;;
 	checkpatch) do_checkpatch ;;
 	series) [ $# = 2 ] || die "usage: $0 series release|debug"; do_series "$2" ;;
-	*) die "usage: $0 source|build|key|path|tree|export|checkpatch|series" ;;
+	*) die "usage: $0 source|build|key|ready|path|tree|export|checkpatch|series" ;;
 	esac
 }
 
