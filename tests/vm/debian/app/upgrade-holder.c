@@ -7,7 +7,7 @@
  *
  * It fills a secret with secmem_malloc(), prints "upgrade-holder: ready
  * PID" and blocks reading FIFO. When a line arrives (after the upgrade
- * replaced libsecmem.so.0.1.0 on disk), it checks that the secret is
+ * replaced libsecmem.so.X.Y.Z on disk), it checks that the secret is
  * intact, allocates again (small and large, so a new arena is mapped
  * after the upgrade), checks those, frees everything and prints
  * "upgrade-holder: ok BACKEND". Exit status 0 on success, 1 when a check

@@ -4,7 +4,7 @@
 #
 # The package lifecycle, in the spirit of piuparts but on the running
 # system, with systemd and the secmem kernel: sourced by scenario.sh in
-# check mode, after section 10, with secmemd 0.1.0-1 installed by apt,
+# check mode, after section 10, with secmemd VERSION installed by apt,
 # stopped, and /etc/secmem.conf as shipped. Uses scenario.sh's helpers
 # (check, result, show, prop, knobs_are, pools_filled, journal_has...).
 #
@@ -66,7 +66,7 @@ unit_state() {
 
 heading "11. upgrade $first_version -> next while a program linked with libsecmem runs"
 show systemctl start "$unit"
-result $? life.start "systemctl start secmemd (0.1.0-1, the shipped config)"
+result $? life.start "systemctl start secmemd (the version built, the shipped config)"
 wait_for 60 pools_filled
 check life.filled "pools filled before the upgrade ($(knobs_now))" pools_filled
 expect_from_conf
