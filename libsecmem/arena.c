@@ -156,9 +156,8 @@ int sm_ensure_init(void)
 /*
  * Bind the calling thread to the heap with the fewest live threads (the
  * first such), so that threads share a heap, and its lock, only when
- * there are more threads than heaps.  Handing heaps out in turn ignored
- * which threads had exited: the 1 + nheaps-th thread went to the main
- * thread's heap while the others had none.  The global lock is taken
+ * there are more threads than heaps, however many threads have come and
+ * gone (the count drops at a thread's exit).  The global lock is taken
  * once per thread, on its first allocation, and at its exit.
  */
 struct sm_heap *sm_heap_home(void)

@@ -53,8 +53,9 @@ static inline size_t heap_chunk_index(size_t off, unsigned int cls)
 /*
  * Smallest class of at least @need bytes (at most SM_SMALL_MAX), without
  * a search: 16-byte steps up to 128, then four classes in each power of
- * two (2^k, 2^(k+1)], 2^(k-2) apart.  The linear search this replaced
- * cost about 80 instructions per allocation of a few hundred bytes.
+ * two (2^k, 2^(k+1)], 2^(k-2) apart: a few instructions, where a
+ * linear search over the classes costs about 80 for an allocation of a
+ * few hundred bytes.
  */
 static unsigned int heap_class_min(size_t need)
 {

@@ -44,9 +44,10 @@
 #define SM_ARENA_MAX	(256UL << 20)
 /*
  * Empty arenas a heap keeps for reuse: at most one arena of the size it
- * would map next, and never more than SM_SPARE_MAX (the largest single
- * spare before arenas grew past 32 MiB).  Spares are returned first when
- * RLIMIT_MEMLOCK refuses a new arena.
+ * would map next, and never more than SM_SPARE_MAX, so that a heap whose
+ * arenas have grown to SM_ARENA_MAX does not keep as much again mapped
+ * and locked for reuse.  Spares are returned first when RLIMIT_MEMLOCK
+ * refuses a new arena.
  */
 #define SM_SPARE_MAX	(32UL << 20)
 /*
@@ -154,9 +155,9 @@ static inline void sm_unlock(sm_lock_t *l)
 struct sm_heap;
 
 /*
- * Arena slots and heaps are cache-line aligned: without it heap 0's
- * counters shared a line with heap 1's mutex, and two threads on two
- * heaps paid about 8x the one-thread cost per allocation (issue 22).
+ * Arena slots and heaps are cache-line aligned: otherwise heap 0's
+ * counters share a line with heap 1's lock, and two threads on two heaps
+ * pay about 8x the one-thread cost per allocation.
  */
 #define SM_CACHELINE	64
 
@@ -241,8 +242,8 @@ bool sm_spares_release(void);
 
 /*
  * Inline, with a shift for the page number: on the path of every free and
- * secmem_owns(), where they were calls into arena.c and a division by the
- * run-time page size.
+ * secmem_owns(), where a call into arena.c and a division by the run-time
+ * page size would cost more than the rest of the lookup.
  */
 static inline void *sm_run_addr(const struct sm_run *run)
 {

@@ -28,8 +28,8 @@
  * The modes in force, parsed once from the environment (never 0 once
  * parsed: a list that names no mode stops the program).  Inline: heap.c's
  * malloc() and free() ask on every call in every mode (whether to count
- * an allocation left to glibc), and the call to common.c was about a
- * third of what the openssl mode added to a process's plain malloc().
+ * an allocation left to glibc), where a call into common.c would be about
+ * a third of what the openssl mode adds to a process's plain malloc().
  */
 extern _Atomic unsigned int preload_modes_cache;	/* ~0U: not parsed */
 unsigned int preload_modes_parse(void);
@@ -61,10 +61,10 @@ extern __thread int preload_nested __attribute__((tls_model("initial-exec")));
 /*
  * Every call into libsecmem goes through these, in every mode: libsecmem
  * calloc()s a run descriptor (and frees it) while it holds a heap lock,
- * and with the heap mode on that calloc() must reach glibc.  Made from
- * CRYPTO_secure_malloc() or sodium_malloc() without the flag, it came
- * back into libsecmem for the same lock: --mode openssl,heap and
- * sodium,heap hung on the first secure allocation that needed a new run.
+ * and with the heap mode on that calloc() must reach glibc.  Without the
+ * flag it would come back into libsecmem for the lock its caller holds,
+ * and a secure allocation that needs a new run (CRYPTO_secure_malloc()
+ * under openssl,heap, sodium_malloc() under sodium,heap) would deadlock.
  * Not for the functions of libcrypto, libsodium or glibc the modes
  * forward to: their malloc()/free() belong to the heap mode.
  */

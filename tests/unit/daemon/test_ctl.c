@@ -719,8 +719,9 @@ END_TEST
 
 /*
  * secmemctl status while daemons start and stop: asking whether one runs
- * must never make one fail to start.  (The reader's flock(LOCK_SH) on the
- * pid file used to make a starting daemon's LOCK_EX|LOCK_NB fail.)
+ * must never make one fail to start.  (A reader that took flock(LOCK_SH)
+ * on the pid file would make a starting daemon's LOCK_EX|LOCK_NB fail:
+ * the reader looks in /proc/locks instead.)
  *
  * The starts are bounded by time, not by count: each one creates and
  * renames the pid file, which on a loaded 2-core machine took up to 1 ms,

@@ -998,11 +998,11 @@ SM_TEST(test_memlock_exhaustion)
 
 /*
  * With CAP_IPC_LOCK, memfd_secret arenas beyond RLIMIT_MEMLOCK are
- * refused exactly when the running kernel would refuse them: libsecmem
- * used to refuse them always, capping root at the limit (174,592 live
- * 32-byte secrets under 8 MiB) where the kernel mapped 256 MiB.  Where
- * the kernel charges faulted pages with no exemption, the refusal must
- * stay, or the memset() below would die of SIGBUS.
+ * refused exactly when the running kernel would refuse them: a refusal
+ * regardless of the kernel would cap root at the limit (174,592 live
+ * 32-byte secrets under 8 MiB) where the kernel maps 256 MiB.  Where the
+ * kernel charges faulted pages with no exemption, the refusal must stay,
+ * or the memset() below would die of SIGBUS.
  */
 SM_TEST(test_memlock_ipc_lock_secret)
 {
