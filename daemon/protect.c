@@ -270,7 +270,7 @@ int ctl_protect(FILE *out, const struct protect_env *env, const char *name,
 {
 	char unit[256], dir[PATH_MAX], file[PATH_MAX], legacy[PATH_MAX];
 	char old[4096], lold[4096], text[4096], preload[2600];
-	char mem[SIZE_STR_MAX], prev[64] = "", v[1200];
+	char mem[SIZE_STR_MAX], prev[64] = "", v[1200], why[128];
 	const char *backend;
 	struct unit_info u;
 	uint64_t memlock = o->memlock, theirs;
@@ -281,9 +281,9 @@ int ctl_protect(FILE *out, const struct protect_env *env, const char *name,
 	r = protect_unit_name(name, unit, sizeof(unit), err, len);
 	if (r)
 		return r;
-	if (!protect_valid_modes(o->mode)) {
-		snprintf(err, len, "--mode %s: modes are openssl, sodium and heap, comma-separated",
-			 o->mode ? o->mode : "");
+	if (!preload_mode_list_parse(o->mode, why, sizeof(why))) {
+		snprintf(err, len, "--mode '%s': %s: " PRELOAD_MODES_HELP,
+			 o->mode ? o->mode : "", why);
 		return -EINVAL;
 	}
 	if (o->memlock && o->memlock < PROTECT_MEMLOCK_MIN) {

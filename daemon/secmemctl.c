@@ -16,6 +16,7 @@
 #include "config.h"
 #include "ctl.h"
 #include "json.h"
+#include "mode_list.h"
 #include "protect.h"
 #include "runtime.h"
 #include "sysfs.h"
@@ -131,10 +132,11 @@ int main(int argc, char **argv)
 			units_only = true;
 			break;
 		case 'm':
-			if (!protect_valid_modes(optarg)) {
+			/* The preload's parser, and its reason for a refusal. */
+			if (!preload_mode_list_parse(optarg, err, sizeof(err))) {
 				fprintf(stderr,
-					"secmemctl: --mode %s: modes are openssl, sodium and heap, comma-separated\n",
-					optarg);
+					"secmemctl: --mode '%s': %s: " PRELOAD_MODES_HELP "\n",
+					optarg, err);
 				return EXIT_USAGE;
 			}
 			po.mode = optarg;

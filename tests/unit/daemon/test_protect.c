@@ -733,6 +733,8 @@ START_TEST(secmemctl_protect_binary)
 	char o[4096], e[2048];
 	char *badmode[] = { (char *)bin, "--unit-dir", unit_dir, "protect", "foo",
 			    "--mode", "hep", NULL };
+	char *emptymode[] = { (char *)bin, "--unit-dir", unit_dir, "protect", "foo",
+			      "--mode", "openssl,,heap", NULL };
 	char *badmem[] = { (char *)bin, "protect", "foo", "--memlock", "lots", NULL };
 	char *unknown[] = { (char *)bin, "--unit-dir", unit_dir, "protect", "nope", NULL };
 	char *noarg[] = { (char *)bin, "protect", NULL };
@@ -747,7 +749,10 @@ START_TEST(secmemctl_protect_binary)
 	setenv("SECMEMCTL_SYSTEMCTL", env.systemctl, 1);
 	setenv("SECMEM_PRELOAD_LIB", preload, 1);
 	ck_assert_int_eq(run_capture(badmode, o, sizeof(o), e, sizeof(e)), 2);
-	ck_assert_str_eq(e, "secmemctl: --mode hep: modes are openssl, sodium and heap, comma-separated\n");
+	/* The preload's parser says what is wrong, as for secmem-run. */
+	ck_assert_str_eq(e, "secmemctl: --mode 'hep': unknown mode 'hep': the modes are openssl, sodium and heap, comma-separated\n");
+	ck_assert_int_eq(run_capture(emptymode, o, sizeof(o), e, sizeof(e)), 2);
+	ck_assert_str_eq(e, "secmemctl: --mode 'openssl,,heap': an empty mode between two commas: the modes are openssl, sodium and heap, comma-separated\n");
 	ck_assert_int_eq(run_capture(badmem, o, sizeof(o), e, sizeof(e)), 2);
 	ck_assert_int_eq(run_capture(noarg, o, sizeof(o), e, sizeof(e)), 2);
 	ck_assert_int_eq(run_capture(flagonstatus, o, sizeof(o), e, sizeof(e)), 2);
