@@ -18,6 +18,7 @@
 
 #include "ctl.h"
 #include "fake_sysfs.h"
+#include "mode_list.h"
 #include "protect.h"
 #include "secmem.h"
 #include "stats_export.h"
@@ -750,9 +751,9 @@ START_TEST(secmemctl_protect_binary)
 	setenv("SECMEM_PRELOAD_LIB", preload, 1);
 	ck_assert_int_eq(run_capture(badmode, o, sizeof(o), e, sizeof(e)), 2);
 	/* The preload's parser says what is wrong, as for secmem-run. */
-	ck_assert_str_eq(e, "secmemctl: --mode 'hep': unknown mode 'hep': the modes are openssl, sodium and heap, comma-separated\n");
+	ck_assert_str_eq(e, "secmemctl: --mode 'hep': unknown mode 'hep': " PRELOAD_MODES_HELP "\n");
 	ck_assert_int_eq(run_capture(emptymode, o, sizeof(o), e, sizeof(e)), 2);
-	ck_assert_str_eq(e, "secmemctl: --mode 'openssl,,heap': an empty mode between two commas: the modes are openssl, sodium and heap, comma-separated\n");
+	ck_assert_str_eq(e, "secmemctl: --mode 'openssl,,heap': an empty mode between two commas: " PRELOAD_MODES_HELP "\n");
 	ck_assert_int_eq(run_capture(badmem, o, sizeof(o), e, sizeof(e)), 2);
 	ck_assert_int_eq(run_capture(noarg, o, sizeof(o), e, sizeof(e)), 2);
 	ck_assert_int_eq(run_capture(flagonstatus, o, sizeof(o), e, sizeof(e)), 2);
