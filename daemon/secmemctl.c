@@ -207,6 +207,11 @@ int main(int argc, char **argv)
 		r = ctl_set(sysfs, rundir, argv[1], argv[2], node, err,
 			    sizeof(err));
 		goto done;
+	} else if (argc == 1 && !strcmp(argv[0], "status") && !units_only &&
+		   !legend) {
+		fprintf(stderr,
+			"secmemctl: status is a report, not a listing: --no-legend is for status --units and secrets\n");
+		return EXIT_USAGE;
 	} else if (!listing) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -1004,8 +1004,9 @@ START_TEST(secmemctl_json_modes_and_legend)
 	ck_assert_msg(!strstr(out, "secret files") && !strstr(out, "PID") &&
 		      !strstr(out, "SecretMem") && !strstr(out, "no process"),
 		      "%s", out);
-	/* status is a report, not a list. */
+	/* status is a report, not a list: refused, and the message says so. */
 	ck_assert_int_eq(run_capture(statuslegend, out, sizeof(out), errout, sizeof(errout)), 2);
+	ck_assert_str_eq(errout, "secmemctl: status is a report, not a listing: --no-legend is for status --units and secrets\n");
 }
 END_TEST
 
