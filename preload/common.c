@@ -20,7 +20,7 @@
 __thread int preload_nested __attribute__((tls_model("initial-exec")));
 
 _Atomic unsigned long preload_served_openssl, preload_served_sodium,
-	preload_served_heap, preload_served_libc;
+	preload_served_gcrypt, preload_served_heap, preload_served_libc;
 static bool verbose;
 
 _Atomic unsigned int preload_modes_cache = ~0U;
@@ -119,9 +119,11 @@ __attribute__((constructor)) static void preload_init(void)
 			    secmem_strerror(secmem_last_error()));
 	verbose = getenv("SECMEM_PRELOAD_VERBOSE") != NULL;
 	if (verbose)
-		fprintf(stderr, "libsecmem-preload[%d]: modes%s%s%s, backend %s\n",
-			(int)getpid(), m & PRELOAD_OPENSSL ? " openssl" : "",
+		fprintf(stderr, "libsecmem-preload[%d]: modes%s%s%s%s, "
+			"backend %s\n", (int)getpid(),
+			m & PRELOAD_OPENSSL ? " openssl" : "",
 			m & PRELOAD_SODIUM ? " sodium" : "",
+			m & PRELOAD_GCRYPT ? " gcrypt" : "",
 			m & PRELOAD_HEAP ? " heap" : "", secmem_backend_name(b));
 	preload_stats_init();
 	if (m & PRELOAD_HEAP)
@@ -140,10 +142,11 @@ __attribute__((destructor)) static void preload_report(void)
 	if (!verbose || secmem_stats(&st))
 		return;
 	fprintf(stderr, "libsecmem-preload[%d]: served openssl %lu sodium %lu "
-		"heap %lu, by glibc %lu; %llu bytes in use in %llu "
+		"gcrypt %lu heap %lu, by glibc %lu; %llu bytes in use in %llu "
 		"allocations at exit\n", (int)getpid(),
 		atomic_load(&preload_served_openssl),
 		atomic_load(&preload_served_sodium),
+		atomic_load(&preload_served_gcrypt),
 		atomic_load(&preload_served_heap),
 		atomic_load(&preload_served_libc),
 		(unsigned long long)st.bytes_in_use,

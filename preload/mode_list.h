@@ -2,10 +2,10 @@
 /*
  * The mode list of SECMEM_PRELOAD_MODE, one parser for everything that
  * reads it: the preload (common.c), secmem-run --mode and secmemctl
- * protect --mode.  A list is one or more of "openssl", "sodium" and
- * "heap", separated by single commas.  Anything else is refused: the
- * empty list, an empty mode (a leading, trailing or doubled comma) and
- * an unknown word.  A list that asks for protection is never read as
+ * protect --mode.  A list is one or more of "openssl", "sodium",
+ * "gcrypt" and "heap", separated by single commas.  Anything else is
+ * refused: the empty list, an empty mode (a leading, trailing or doubled
+ * comma) and an unknown word.  A list that asks for protection is never read as
  * asking for less: the preload stops the program before main(), the
  * launchers refuse the list, each with the reason this parser gives.
  */
@@ -20,10 +20,11 @@
 #define PRELOAD_OPENSSL	(1U << 0)
 #define PRELOAD_SODIUM	(1U << 1)
 #define PRELOAD_HEAP	(1U << 2)
+#define PRELOAD_GCRYPT	(1U << 3)
 
 /* What every message about a refused list ends with. */
 #define PRELOAD_MODES_HELP \
-	"the modes are openssl, sodium and heap, comma-separated"
+	"the modes are openssl, sodium, gcrypt and heap, comma-separated"
 
 /*
  * The PRELOAD_* bits of the list @s, never 0 for a valid list; 0 if @s is
@@ -48,6 +49,8 @@ static inline unsigned int preload_mode_list_parse(const char *s, char *why,
 			m |= PRELOAD_OPENSSL;
 		else if (n == 6 && !strncmp(p, "sodium", n))
 			m |= PRELOAD_SODIUM;
+		else if (n == 6 && !strncmp(p, "gcrypt", n))
+			m |= PRELOAD_GCRYPT;
 		else if (n == 4 && !strncmp(p, "heap", n))
 			m |= PRELOAD_HEAP;
 		else if (!n) {

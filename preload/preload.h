@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libsecmem-preload: secret memory for programs that were not built for
- * it, by LD_PRELOAD interposition (secmem-run(1)).  Three modes, chosen
+ * it, by LD_PRELOAD interposition (secmem-run(1)).  Four modes, chosen
  * by SECMEM_PRELOAD_MODE (a comma-separated list):
  *
  *  openssl - OpenSSL 3's CRYPTO_secure_* family (openssl.c)
  *  sodium  - libsodium's sodium_malloc() family (sodium.c)
+ *  gcrypt  - libgcrypt's secure memory, through its allocation handlers
+ *            (gcrypt.c)
  *  heap    - the whole malloc family of the process (heap.c)
  *
  * A mode that is off forwards its functions to the next definition
- * (libcrypto's, libsodium's, glibc's), so the library can stay preloaded
- * whatever the mode.
+ * (libcrypto's, libsodium's, libgcrypt's, glibc's), so the library can
+ * stay preloaded whatever the mode.
  */
 #ifndef SECMEM_PRELOAD_H
 #define SECMEM_PRELOAD_H
@@ -102,7 +104,7 @@ extern __thread int preload_nested __attribute__((tls_model("initial-exec")));
 
 /* Allocations served, by mode, reported at exit with SECMEM_PRELOAD_VERBOSE. */
 extern _Atomic unsigned long preload_served_openssl, preload_served_sodium,
-	preload_served_heap, preload_served_libc;
+	preload_served_gcrypt, preload_served_heap, preload_served_libc;
 
 /* heap.c: whether the heap mode serves allocations yet. */
 extern bool preload_heap_active;

@@ -114,6 +114,7 @@ static void page_write(struct secmem_stats_export *e)
 	e->served_sodium = atomic_load(&preload_served_sodium);
 	e->served_heap = atomic_load(&preload_served_heap);
 	e->served_libc = atomic_load(&preload_served_libc);
+	e->served_gcrypt = atomic_load(&preload_served_gcrypt);
 	atomic_thread_fence(memory_order_release);
 	atomic_store_explicit((_Atomic uint32_t *)&e->seq, e->seq + 1,
 			      memory_order_relaxed);

@@ -50,6 +50,7 @@ struct secmem_stats_export {
 	uint64_t served_sodium;
 	uint64_t served_heap;
 	uint64_t served_libc;		/* heap mode: left to glibc */
+	uint64_t served_gcrypt;
 };
 
 /* Writer side, in libsecmem-preload (stats_export.c). */

@@ -18,7 +18,7 @@ packages=(
 	# userspace libraries and their tests
 	check libsubunit-dev libinih-dev libnl-genl-3-dev libsystemd-dev
 	# the preload's tests run Debian's own openssl, libcrypto and libsodium
-	openssl
+	openssl libgcrypt20-dev
 	# benchmarks compare against these; make bench draws its chart with gnuplot
 	libsodium-dev gnuplot-nox
 	# static analysis run by make lint

@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# libsecmem-preload and secmem-run against Debian 12's own libcrypto.so.3
-# and libsodium.so.23, on the host's backend (memfd_secret here; the
-# patched kernel's unmapped memfd in the guest).  TAP on stdout.
+# libsecmem-preload and secmem-run against Debian 12's own libcrypto.so.3,
+# libsodium.so.23 and libgcrypt.so.20, on the host's backend (memfd_secret
+# here; the patched kernel's unmapped memfd in the guest).  TAP on stdout.
 #
 # Usage: test.sh BUILD_DIR [TAP_FILE]
 set -u
@@ -11,6 +11,7 @@ build=${1:?usage: test.sh BUILD_DIR [TAP_FILE]}
 tap=${2:-}
 run=$build/preload/secmem-run
 probe=$build/preload/test/preload_probe
+gprobe=$build/preload/test/gcrypt_probe
 export LD_LIBRARY_PATH=$build/libsecmem
 export SECMEM_PRELOAD_LIB=$build/preload/libsecmem-preload.so
 n=0 failed=0
@@ -71,8 +72,21 @@ for f in sodium_malloc sodium_allocarray sodium_free sodium_mprotect_noaccess \
 	nm -D --defined-only "$sodium" | grep -q " T $f$"
 	result $? "libsodium.so.23 exports $f"
 done
+# libgcrypt allocates through the handlers of gcry_set_allocation_handler()
+# and calls none of its allocation functions through its PLT: its own
+# secure allocations reach the handlers only, never an interposed symbol.
+gcrypt=$(ldconfig -p | awk '/libgcrypt.so.20 .*x86-64/ {print $NF; exit}')
+for f in gcry_set_allocation_handler gcry_check_version gcry_malloc_secure \
+	gcry_calloc_secure gcry_xmalloc_secure gcry_xcalloc_secure gcry_mpi_snew \
+	gcry_malloc gcry_free gcry_control; do
+	nm -D --defined-only "$gcrypt" | grep -q " T $f@@GCRYPT_1.6$"
+	result $? "libgcrypt.so.20 exports $f@@GCRYPT_1.6"
+done
+! objdump -R "$gcrypt" | grep -Eq 'JUMP_SLOT +gcry_[a-z_]*(alloc|free|snew|_new)'
+result $? "libgcrypt.so.20 calls no allocation function of its own through its PLT"
 nm -D --defined-only "$SECMEM_PRELOAD_LIB" | awk '{print $3}' | sort >"$out/exports"
 grep -qx 'CRYPTO_secure_malloc' "$out/exports" && grep -qx 'sodium_malloc' "$out/exports" &&
+	grep -qx 'gcry_check_version' "$out/exports" &&
 	grep -qx 'malloc' "$out/exports" && ! grep -q '^sm_\|^preload_' "$out/exports"
 result $? "libsecmem-preload.so exports the interposed functions and no internals"
 
@@ -168,6 +182,85 @@ expect 139 "sodium mode: sodium_mprotect_noaccess blocks reads" \
 expect 139 "sodium mode: sodium_mprotect_readonly blocks writes" \
 	"$run" --mode sodium "$probe" readonly
 
+# gcrypt mode: libgcrypt's allocation handlers are libsecmem's, installed
+# at the program's first gcry_check_version() (or secure allocation).
+expect 0 "control: without the preload libgcrypt's secrets are not libsecmem's" "$gprobe" plain
+expect 0 "control: the preload without the gcrypt mode leaves libgcrypt alone" \
+	"$run" --mode openssl,sodium "$gprobe" plain
+expect 0 "gcrypt mode: gcry_malloc_secure and the rest served by libsecmem" \
+	"$run" --mode gcrypt "$gprobe" secure
+expect 0 "gcrypt mode: secure MPIs, their limbs grown and made by libgcrypt (powm)" \
+	"$run" --mode gcrypt "$gprobe" mpi
+expect 0 "gcrypt mode: gcry_pk_genkey, sign, verify; no copy of the private exponent outside libsecmem" \
+	"$run" -v --mode gcrypt "$gprobe" genkey
+served=$(sed -n 's/.*served openssl [0-9]* sodium [0-9]* gcrypt \([0-9]*\).*/\1/p' "$out/e")
+[ "${served:-0}" -gt 100 ]
+result $? "... libgcrypt's allocations inside genkey and sign reached libsecmem (${served:-0})"
+expect 0 "gcrypt mode: a secure allocation before gcry_check_version" \
+	"$run" --mode gcrypt "$gprobe" early
+# Against libgcrypt's rules, a secure hash context and secure MPI limbs
+# from its own pool before gcry_check_version(): freed and grown through
+# the handlers later, without glibc's free() aborting on them.
+expect 0 "gcrypt mode: libgcrypt's pool used before gcry_check_version, freed and grown after" \
+	timeout 20 "$run" --mode gcrypt "$gprobe" misuse
+expect 0 "control: the program's own gcry_set_allocation_handler is used" "$gprobe" ownhandler-control
+expect 0 "gcrypt mode: the program's own gcry_set_allocation_handler is not installed" \
+	"$run" --mode gcrypt "$gprobe" ownhandler
+grep_err "... and that is said" "the program's gcry_set_allocation_handler() is not installed"
+for t in secure mpi genkey; do
+	expect 0 "--mode gcrypt,heap: gcrypt_probe $t" \
+		timeout 60 "$run" --mode gcrypt,heap "$gprobe" "$t"
+done
+# libgcrypt's pool is mmap()ed: the heap mode alone never reaches it.
+expect 4 "heap mode alone: the key stays in libgcrypt's pool (check 4)" \
+	"$run" --mode heap "$gprobe" genkey
+# FIPS mode: libgcrypt ignores gcry_set_allocation_handler(); the mode
+# stops the program at gcry_check_version() instead of protecting nothing.
+expect 125 "gcrypt mode, LIBGCRYPT_FORCE_FIPS_MODE: the program is stopped" \
+	env LIBGCRYPT_FORCE_FIPS_MODE=1 "$run" --mode gcrypt "$gprobe" secure
+grep_err "... saying why" "libgcrypt is in FIPS mode, which ignores gcry_set_allocation_handler()"
+expect 0 "control: GCRYCTL_FORCE_FIPS_MODE, then gcry_check_version" "$gprobe" forcefips
+expect 125 "gcrypt mode: GCRYCTL_FORCE_FIPS_MODE stops the program at gcry_check_version" \
+	"$run" --mode gcrypt "$gprobe" forcefips
+[ ! -s "$out/o" ]
+result $? "... before it goes on"
+grep_err "... saying why" "libgcrypt is in FIPS mode"
+expect 0 "FIPS mode without the gcrypt mode: the preload stays out of the way" \
+	env LIBGCRYPT_FORCE_FIPS_MODE=1 "$run" --mode openssl,sodium "$gprobe" forcefips
+expect 0 "gcrypt mode: a program without libgcrypt runs" "$run" --mode gcrypt true
+# gpg and the gpg-agent it starts (which inherits the preload): a key made
+# and used through the agent; the agent holds libsecmem memory only with
+# the gcrypt mode.
+if command -v gpg-agent >/dev/null && command -v gpg >/dev/null; then
+	gh=$(mktemp -d /tmp/secmem-gpg.XXXXXX)
+	gpgx=(gpg --batch --homedir "$gh" --pinentry-mode loopback --passphrase '')
+	for m in gcrypt openssl,sodium; do
+		rm -rf "${gh:?}"/* && chmod 700 "$gh"
+		expect 0 "--mode $m: gpg --quick-gen-key through gpg-agent" \
+			timeout 60 "$run" --mode "$m" "${gpgx[@]}" --quick-gen-key \
+			agent@secmem.invalid ed25519 sign never
+		echo "a message" >"$gh/msg"
+		expect 0 "--mode $m: gpg --detach-sign through gpg-agent" \
+			timeout 60 "$run" --mode "$m" "${gpgx[@]}" --detach-sign "$gh/msg"
+		expect 0 "... and the signature verifies" "${gpgx[@]}" --verify "$gh/msg.sig" "$gh/msg"
+		pid=$(gpg-connect-agent --homedir "$gh" 'GETINFO pid' /bye | awk '/^D/ { print $2 }')
+		cat "/proc/${pid:-x}/maps" >"$out/maps" 2>/dev/null
+		grep -q libsecmem-preload "$out/maps"
+		result $? "--mode $m: the agent runs with the preload"
+		if [ "$m" = gcrypt ]; then
+			grep -Eq '/secretmem|/memfd:secmem \(deleted\)' "$out/maps"
+			result $? "... and holds libsecmem memory"
+		else
+			! grep -Eq '/secretmem|/memfd:secmem \(deleted\)' "$out/maps"
+			result $? "... and holds no libsecmem memory (control)"
+		fi
+		gpgconf --homedir "$gh" --kill gpg-agent
+	done
+	rm -rf "$gh"
+else
+	skip "gpg-agent under --mode gcrypt" "gnupg not installed"
+fi
+
 # A real program: OpenSSL reads a private key through its secure heap.
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$out/k.pem" 2>/dev/null
 expect 0 "openssl pkey reads an EC key under --mode openssl" \
@@ -223,7 +316,7 @@ grep -q '^NoNewPrivs:[[:space:]]*1' "$out/o"
 result $? "... NoNewPrivs: 1 in its /proc/self/status"
 rm -f "$sgid"
 expect 125 "secmem-run: an unknown mode is refused" "$run" --mode heapp true
-grep_err "secmem-run: ... naming the modes" "openssl, sodium and heap"
+grep_err "secmem-run: ... naming the modes" "openssl, sodium, gcrypt and heap"
 expect 127 "secmem-run: a missing command is 127" "$run" no-such-command-here
 expect 125 "secmem-run: no command is a usage error" "$run"
 expect 125 "a bad SECMEM_PRELOAD_MODE stops the program" \
@@ -238,9 +331,9 @@ for m in '' ',' ',,' 'openssl,,heap' 'heap,' ',heap' ' heap'; do
 		sh -c 'echo ran'
 	[ ! -s "$out/o" ]
 	result $? "... it did not run"
-	grep_err "... and says why" "SECMEM_PRELOAD_MODE='$m': .*openssl, sodium and heap"
+	grep_err "... and says why" "SECMEM_PRELOAD_MODE='$m': .*openssl, sodium, gcrypt and heap"
 	expect 125 "secmem-run --mode '$m' is refused" "$run" --mode "$m" true
-	grep_err "... and says why" "mode list '$m': .*openssl, sodium and heap"
+	grep_err "... and says why" "mode list '$m': .*openssl, sodium, gcrypt and heap"
 done
 # Without a backend (memfd_secret and MFD_UNMAPPED refused by a seccomp
 # filter), the preload refuses to run the program unprotected.
