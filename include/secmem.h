@@ -45,6 +45,11 @@
  * are async-signal-safe: secmem_memzero(), secmem_memeq(),
  * secmem_backend_name() and secmem_version().
  *
+ * Cancellation: like malloc(3), no function is a cancellation point.  The
+ * system calls that are (close() of an arena's file, ...) run with
+ * cancellation disabled, so a pending request is acted on at the caller's
+ * next cancellation point, never with a lock of libsecmem held.
+ *
  * fork(): arenas are mapped with MADV_DONTFORK, so a child process does
  * not inherit the parent's secrets (touching them faults with SIGSEGV).
  * Their address ranges stay reserved without access in the child, so a

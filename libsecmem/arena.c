@@ -35,6 +35,8 @@ uint64_t sm_canary_key;
 _Atomic int sm_fork_policy = SECMEM_FORK_DROP;
 /* SECMEM_FORK_COPY: the parent waits on [0] until the child closes [1]. */
 static int sm_fork_sync[2] = { -1, -1 };
+/* The forking thread's cancellation state, from prepare to parent/child. */
+static int sm_fork_cancel;
 
 static struct {
 	pthread_mutex_t lock;
@@ -981,6 +983,12 @@ static void arena_fork_prepare(void)
 {
 	unsigned int i;
 
+	/*
+	 * The parent waits for the child's copy with read(), every lock
+	 * held: no cancellation until the handlers are done, in either
+	 * process (the child is a copy of this thread).
+	 */
+	sm_fork_cancel = sm_cancel_off();
 	/* Same order as arena_grow(): heap locks before the global lock. */
 	for (i = 0; i < sm.nheaps; i++)
 		sm_lock(&sm.heaps[i].lock);
@@ -997,15 +1005,16 @@ static void arena_fork_parent(void)
 
 	if (sm_fork_sync[0] >= 0) {
 		/* EOF once the child has copied (or died, or exec'd). */
-		close(sm_fork_sync[1]);
+		sm_close(sm_fork_sync[1]);
 		while (read(sm_fork_sync[0], &c, 1) < 0 && errno == EINTR)
 			;
-		close(sm_fork_sync[0]);
+		sm_close(sm_fork_sync[0]);
 		sm_fork_sync[0] = sm_fork_sync[1] = -1;
 	}
 	pthread_mutex_unlock(&sm.lock);
 	for (i = sm.nheaps; i-- > 0;)
 		sm_unlock(&sm.heaps[i].lock);
+	sm_cancel_restore(sm_fork_cancel);
 }
 
 /*
@@ -1101,8 +1110,8 @@ static void arena_fork_copy(void)
 					 sm_pages_prot[run->prot]);
 		}
 	}
-	close(sm_fork_sync[0]);
-	close(sm_fork_sync[1]);	/* the parent goes on */
+	sm_close(sm_fork_sync[0]);
+	sm_close(sm_fork_sync[1]);	/* the parent goes on */
 	sm_fork_sync[0] = sm_fork_sync[1] = -1;
 	for (i = 0; i < SM_MAX_HEAPS; i++)
 		sm_lock_init(&sm.heaps[i].lock);
@@ -1117,6 +1126,7 @@ static void arena_fork_child(void)
 
 	if (atomic_load(&sm_fork_policy) == SECMEM_FORK_COPY) {
 		arena_fork_copy();
+		sm_cancel_restore(sm_fork_cancel);
 		return;
 	}
 	for (i = 0; i < SM_MAX_ARENAS; i++) {
@@ -1132,7 +1142,7 @@ static void arena_fork_child(void)
 				free(run);
 			}
 			arena_meta_free(a);
-			close(a->fd);
+			sm_close(a->fd);
 		}
 		memset(a, 0, sizeof(*a));
 		a->fd = -1;
@@ -1146,4 +1156,5 @@ static void arena_fork_child(void)
 	sm_counters_reset();
 	arena_threads_reset();
 	pthread_mutex_init(&sm.lock, NULL);
+	sm_cancel_restore(sm_fork_cancel);
 }

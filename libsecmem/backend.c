@@ -73,7 +73,7 @@ static int backend_probe_unmapped(void)
 	if (fd >= 0) {
 		bool unmapped = backend_fd_unmapped(fd);
 
-		close(fd);
+		sm_close(fd);
 		return unmapped ? 1 : 0;
 	}
 	/* An unknown MFD_* flag is EINVAL: the kernel predates the series. */
@@ -86,7 +86,7 @@ static int backend_probe_secret(void)
 	int fd = (int)syscall(SYS_memfd_secret, O_CLOEXEC);
 
 	if (fd >= 0) {
-		close(fd);
+		sm_close(fd);
 		return 1;
 	}
 	/* ENOSYS: not built or secretmem.enable=0; EPERM: seccomp. */
@@ -186,7 +186,7 @@ static bool backend_probe_secret_exempt(void)
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stack == MAP_FAILED)
 		goto out;
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	cancel = sm_cancel_off();
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pid = clone(backend_exempt_child, stack + stack_size,
@@ -201,7 +201,7 @@ static bool backend_probe_secret_exempt(void)
 		exempt = r == pid && WIFEXITED(status) &&
 			 WEXITSTATUS(status) == 0;
 	}
-	pthread_setcancelstate(cancel, NULL);
+	sm_cancel_restore(cancel);
 	munmap(stack, stack_size);
 out:
 	errno = err;
@@ -291,7 +291,7 @@ static int backend_create_fd(size_t size, bool sealing)
 	case SECMEM_BACKEND_UNMAPPED_MEMFD:
 		fd = memfd_create("secmem", mfd | MFD_UNMAPPED);
 		if (fd >= 0 && !backend_fd_unmapped(fd)) {
-			close(fd);
+			sm_close(fd);
 			fd = -1;
 			errno = EPROTO;	/* the probe's answer no longer holds */
 		}
@@ -322,7 +322,7 @@ static int backend_create_fd(size_t size, bool sealing)
 	if (ftruncate(fd, (off_t)size) < 0) {
 		int err = errno;
 
-		close(fd);
+		sm_close(fd);
 		sm_fail_syscall("sizing the secret memory file (ftruncate)", err);
 		return -1;
 	}
@@ -361,7 +361,7 @@ int sm_region_map(struct sm_region *r, size_t size)
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (res == MAP_FAILED) {
 		err = errno;
-		close(fd);
+		sm_close(fd);
 		sm_fail(SECMEM_ENOMEM, err);
 		return -1;
 	}
@@ -395,7 +395,7 @@ int sm_region_map(struct sm_region *r, size_t size)
 	return 0;
 fail:
 	munmap(res, total);
-	close(fd);
+	sm_close(fd);
 	if (err == EAGAIN || err == EPERM)
 		sm_fail_memlock(0, 0, size);	/* the kernel's own limit */
 	else if (err == ENOMEM)
@@ -410,7 +410,7 @@ void sm_region_unmap(struct sm_region *r)
 	size_t pg = sm_page_size;
 
 	munmap((char *)r->base - pg, r->size + 2 * pg);
-	close(r->fd);
+	sm_close(r->fd);
 	r->fd = -1;
 	r->base = NULL;
 }
@@ -450,14 +450,14 @@ int sm_region_copy(struct sm_region *r, const uint64_t *used)
 	madvise(data, r->size, MADV_DONTDUMP);
 	if (sm_backend_get() == SECMEM_BACKEND_MLOCK)
 		backend_lock(data, r->size);
-	close(r->fd);
+	sm_close(r->fd);
 	r->fd = fd;
 	return 0;
 fail_unmap:
 	munmap(tmp, r->size);
 fail:
 	p = (size_t)errno;
-	close(fd);
+	sm_close(fd);
 	return -(int)p;
 }
 
@@ -473,7 +473,7 @@ fail:
  */
 int sm_fd_wiped(int fd)
 {
-	int saved = errno, r = 0;
+	int saved = errno, r = 0, old = sm_cancel_off();
 
 	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 1) < 0) {
 		if (errno == EIO)
@@ -481,6 +481,7 @@ int sm_fd_wiped(int fd)
 		else if (errno != EOPNOTSUPP && errno != ENOSYS)
 			r = -errno;
 	}
+	sm_cancel_restore(old);
 	errno = saved;
 	return r;
 }
@@ -517,14 +518,14 @@ int sm_backend_memfd(size_t size, bool seal, bool cloexec)
 		if (fcntl(fd, F_ADD_SEALS,
 			  F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0) {
 			err = errno;
-			close(fd);
+			sm_close(fd);
 			sm_fail_syscall("sealing the secret memory file", err);
 			return -1;
 		}
 	}
 	if (!cloexec && fcntl(fd, F_SETFD, 0) < 0) {
 		err = errno;
-		close(fd);
+		sm_close(fd);
 		sm_fail_syscall("clearing close-on-exec", err);
 		return -1;
 	}

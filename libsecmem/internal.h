@@ -307,6 +307,30 @@ _Noreturn void sm_die(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 uint64_t sm_random_u64(void);
 
+/*
+ * Cancellation: close(), read(), write(), fallocate(), getrandom() and
+ * waitpid() are cancellation points, and libsecmem makes them with a lock
+ * held or its bookkeeping half done: a thread cancelled in one would
+ * leave the lock held for good.  Like malloc(3), no libsecmem function is
+ * a cancellation point: such calls run with cancellation disabled, and a
+ * pending request is acted on at the caller's next cancellation point.
+ */
+static inline int sm_cancel_off(void)
+{
+	int old;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	return old;
+}
+
+static inline void sm_cancel_restore(int old)
+{
+	pthread_setcancelstate(old, NULL);
+}
+
+/* close() that is no cancellation point; errno is kept. */
+void sm_close(int fd);
+
 static inline size_t sm_round_up(size_t n, size_t to)
 {
 	return (n + to - 1) / to * to;

@@ -86,6 +86,8 @@ _Noreturn void sm_die(const char *fmt, ...)
 	size_t len;
 	va_list ap;
 
+	/* Nothing may unwind this thread instead of the abort(). */
+	sm_cancel_off();
 	/* One line, written at once, then abort() like sodium_free() does. */
 	strcpy(buf, "libsecmem: ");
 	len = strlen(buf);
@@ -104,12 +106,24 @@ _Noreturn void sm_die(const char *fmt, ...)
 	abort();
 }
 
+void sm_close(int fd)
+{
+	int old = sm_cancel_off(), err = errno;
+
+	close(fd);
+	errno = err;
+	sm_cancel_restore(old);
+}
+
 uint64_t sm_random_u64(void)
 {
 	uint64_t v = 0;
 	struct timespec ts;
+	int old = sm_cancel_off();
+	ssize_t n = getrandom(&v, sizeof(v), GRND_NONBLOCK);
 
-	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
+	sm_cancel_restore(old);
+	if (n == (ssize_t)sizeof(v))
 		return v;
 	/* Early boot without entropy: weak, but a canary still catches bugs. */
 	clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -996,6 +996,150 @@ SM_TEST(test_memlock_exhaustion)
 		secmem_free(v[n--]);
 }
 
+static _Atomic int cancel_probe_result = -2;
+
+static void *cancel_probe_main(void *arg)
+{
+	(void)arg;
+	/* Deferred (the default) and pending from here on. */
+	pthread_cancel(pthread_self());
+	atomic_store(&cancel_probe_result,
+		     secmem_init(SECMEM_INIT_NO_UNMAPPED |
+				 SECMEM_INIT_ALLOW_INSECURE));
+	pthread_testcancel();
+	return NULL;
+}
+
+static void do_cancel_during_probe(void *arg)
+{
+	void *ret = NULL;
+	pthread_t th;
+	void *p;
+
+	(void)arg;
+	alarm(20);		/* a global lock left held hangs below */
+	if (secmem_init(SECMEM_INIT_NO_UNMAPPED) != 0 ||
+	    pthread_create(&th, NULL, cancel_probe_main, NULL) ||
+	    pthread_join(th, &ret))
+		_exit(40);
+	if (ret != PTHREAD_CANCELED) {
+		fprintf(stderr, "the thread was not cancelled at its own "
+			"pthread_testcancel()\n");
+		_exit(41);
+	}
+	if (atomic_load(&cancel_probe_result) != 0) {
+		fprintf(stderr, "secmem_init() in the thread returned %d\n",
+			atomic_load(&cancel_probe_result));
+		_exit(42);
+	}
+	/* The global lock is free, and the probe still gives an answer. */
+	if (secmem_init(SECMEM_INIT_NO_UNMAPPED) != 0 ||
+	    secmem_backend() != SECMEM_BACKEND_MEMFD_SECRET)
+		_exit(43);
+	p = secmem_malloc(32);
+	if (!p)
+		_exit(44);
+	secmem_free(p);
+	_exit(0);
+}
+
+/*
+ * The memfd_secret exemption probe's child runs on the calling thread's
+ * state (CLONE_VM, the same thread pointer): a cancellation pending on
+ * that thread must be acted on at the thread's own next cancellation
+ * point, never by the child's read() or by the wait for the child, which
+ * holds the global lock.
+ */
+SM_TEST(test_probe_pending_cancel)
+{
+	int status;
+
+	if (test_mode != TEST_MODE_SECURE ||
+	    secmem_init(SECMEM_INIT_NO_UNMAPPED) < 0 ||
+	    secmem_backend() != SECMEM_BACKEND_MEMFD_SECRET) {
+		test_skip("memfd_secret is not available: nothing to probe");
+		return;
+	}
+	if (!test_have_ipc_lock()) {
+		test_skip("no CAP_IPC_LOCK: the exemption is not probed");
+		return;
+	}
+	ck_assert_int_eq(secmem_init(0), 0);
+	status = test_in_child(do_cancel_during_probe, NULL, child_err,
+			       sizeof(child_err));
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child status 0x%x: %s", status, child_err);
+}
+
+static _Atomic int cancel_trim_result = -2;
+
+static void *cancel_trim_main(void *arg)
+{
+	(void)arg;
+	pthread_cancel(pthread_self());
+	atomic_store(&cancel_trim_result, secmem_trim());
+	pthread_testcancel();
+	return NULL;
+}
+
+static void do_cancel_during_trim(void *arg)
+{
+	enum { N = 40, SIZE = 64 << 10 };
+	void *v[N], *ret = NULL, *p;
+	pthread_t th;
+	int i;
+
+	(void)arg;
+	alarm(20);		/* a heap lock left held hangs below */
+	for (i = 0; i < N; i++) {
+		v[i] = secmem_malloc(SIZE);
+		if (!v[i])
+			_exit(40);
+	}
+	for (i = 0; i < N; i++)
+		secmem_free(v[i]);
+	if (pthread_create(&th, NULL, cancel_trim_main, NULL) ||
+	    pthread_join(th, &ret))
+		_exit(41);
+	if (ret != PTHREAD_CANCELED) {
+		fprintf(stderr, "the thread was not cancelled at its own "
+			"pthread_testcancel()\n");
+		_exit(42);
+	}
+	if (atomic_load(&cancel_trim_result) != 1) {
+		fprintf(stderr, "secmem_trim() in the thread returned %d\n",
+			atomic_load(&cancel_trim_result));
+		_exit(43);
+	}
+	/* Every heap lock is free. */
+	for (i = 0; i < N; i++) {
+		v[i] = secmem_malloc(SIZE);
+		if (!v[i])
+			_exit(44);
+	}
+	for (i = 0; i < N; i++)
+		secmem_free(v[i]);
+	p = secmem_malloc(32);
+	if (!p)
+		_exit(45);
+	secmem_free(p);
+	_exit(0);
+}
+
+/*
+ * secmem_trim() closes the files of the arenas it unmaps, with the heap's
+ * lock held: close() is a cancellation point, and a pending cancellation
+ * must wait for the caller's own next one.
+ */
+SM_TEST(test_trim_pending_cancel)
+{
+	int status = test_in_child(do_cancel_during_trim, NULL, child_err,
+				   sizeof(child_err));
+
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child status 0x%x: %s", status, child_err);
+}
+
 /*
  * With CAP_IPC_LOCK, memfd_secret arenas beyond RLIMIT_MEMLOCK are
  * refused exactly when the running kernel would refuse them: a refusal
@@ -1059,6 +1203,8 @@ TCase *test_misc_tcase(const char *name)
 	tcase_add_test(tc, test_dlclose_thread_exit);
 #endif
 	tcase_add_test(tc, test_probe_keeps_memlock_limit);
+	tcase_add_test(tc, test_probe_pending_cancel);
+	tcase_add_test(tc, test_trim_pending_cancel);
 	tcase_add_test(tc, test_memlock_exhaustion);
 	tcase_add_test(tc, test_memlock_ipc_lock_secret);
 	return tc;
