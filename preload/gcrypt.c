@@ -71,11 +71,12 @@ typedef void (*gcry_handler_free_t)(void *p);
 typedef struct gcry_mpi *gcry_mpi_t;
 
 PRELOAD_API const char *gcry_check_version(const char *req_version);
-PRELOAD_API void gcry_set_allocation_handler(gcry_handler_alloc_t alloc,
-					     gcry_handler_alloc_t alloc_secure,
-					     gcry_handler_secure_check_t is_secure,
-					     gcry_handler_realloc_t realloc_fn,
-					     gcry_handler_free_t free_fn);
+PRELOAD_API void
+gcry_set_allocation_handler(gcry_handler_alloc_t alloc,
+			    gcry_handler_alloc_t alloc_secure,
+			    gcry_handler_secure_check_t is_secure,
+			    gcry_handler_realloc_t realloc_fn,
+			    gcry_handler_free_t free_fn);
 PRELOAD_API void *gcry_malloc_secure(size_t n);
 PRELOAD_API void *gcry_calloc_secure(size_t n, size_t m);
 PRELOAD_API void *gcry_xmalloc_secure(size_t n);
@@ -271,17 +272,16 @@ static void h_free(void *p)
  * found to the byte.  libgcrypt maps its pool with mmap(), or takes it
  * from malloc() when that fails.
  */
-static void find_pools(void)
+static void find_pools_in_maps(void)
 {
 	int (*is_secure)(const void *) = NEXT(gcry_is_secure);
 	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
 	char line[512];
 	FILE *maps;
 
-	preload_nested++;	/* stdio's buffers: glibc's heap */
+	/* No /proc: a program that keeps libgcrypt's rules needs none. */
 	maps = fopen("/proc/self/maps", "re");
-	preload_nested--;
-	if (!maps)		/* no /proc: a rule-abiding program needs none */
+	if (!maps)
 		return;
 	while (npools < MAX_POOLS && fgets(line, sizeof(line), maps)) {
 		unsigned long lo, hi, ino;
@@ -324,8 +324,14 @@ static void find_pools(void)
 			}
 		}
 	}
-	preload_nested++;
 	fclose(maps);
+}
+
+/* stdio's buffers are glibc's, whatever the heap mode. */
+static void find_pools(void)
+{
+	preload_nested++;
+	find_pools_in_maps();
 	preload_nested--;
 }
 
@@ -353,7 +359,8 @@ static void install(void)
 			    "cannot be served by libsecmem; stopping the "
 			    "program rather than letting it run without the "
 			    "protection it asked for (FIPS mode comes from "
-			    "LIBGCRYPT_FORCE_FIPS_MODE, /etc/gcrypt/fips_enabled, "
+			    "LIBGCRYPT_FORCE_FIPS_MODE, "
+			    "/etc/gcrypt/fips_enabled, "
 			    "/proc/sys/crypto/fips_enabled or the program's "
 			    "GCRYCTL_FORCE_FIPS_MODE)");
 	preload_die("gcrypt: libgcrypt ignored gcry_set_allocation_handler(): "

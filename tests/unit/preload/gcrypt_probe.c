@@ -194,7 +194,8 @@ static int do_mpi(void)
 	n = gcry_mpi_set_ui(NULL, 0xfeedf00d);
 	gcry_mpi_set_flag(n, GCRYMPI_FLAG_SECURE);
 	d = limbs(n, 0xfeedf00d);
-	CHECK(7, d && secmem_owns(d) && gcry_mpi_get_flag(n, GCRYMPI_FLAG_SECURE));
+	CHECK(7, d && secmem_owns(d) &&
+		 gcry_mpi_get_flag(n, GCRYMPI_FLAG_SECURE));
 	/* An ordinary MPI's limbs are libsecmem's memory too. */
 	d = limbs(m, low_limb(m));
 	CHECK(8, d && secmem_owns(d));
@@ -339,7 +340,8 @@ static int do_genkey(bool control)
 	size_t n = 0;
 	int found;
 
-	CHECK(1, !gcry_sexp_build(&parms, NULL, "(genkey (rsa (nbits 4:2048)))"));
+	CHECK(1, !gcry_sexp_build(&parms, NULL,
+				  "(genkey (rsa (nbits 4:2048)))"));
 	CHECK(2, !gcry_pk_genkey(&key, parms));
 	gcry_sexp_release(parms);
 	CHECK(3, gcry_is_secure(key));
@@ -415,10 +417,31 @@ static int do_misuse(void)
 }
 
 static int own_calls;
-static void *own_alloc(size_t n) { own_calls++; return malloc(n); }
-static int own_is_secure(const void *p) { (void)p; own_calls++; return 0; }
-static void *own_realloc(void *p, size_t n) { own_calls++; return realloc(p, n); }
-static void own_free(void *p) { own_calls++; free(p); }
+
+static void *own_alloc(size_t n)
+{
+	own_calls++;
+	return malloc(n);
+}
+
+static int own_is_secure(const void *p)
+{
+	(void)p;
+	own_calls++;
+	return 0;
+}
+
+static void *own_realloc(void *p, size_t n)
+{
+	own_calls++;
+	return realloc(p, n);
+}
+
+static void own_free(void *p)
+{
+	own_calls++;
+	free(p);
+}
 
 /* Under the mode the handlers stay libsecmem's; without it, the program's. */
 static int do_ownhandler(bool control)
