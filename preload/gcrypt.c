@@ -231,8 +231,8 @@ static int h_is_secure(const void *p)
  * secmem_realloc() zeroes what it leaves behind; malloc()'s (made before
  * the handlers were installed, or after a failure above) stay malloc()'s;
  * a block of libgcrypt's pool moves to libsecmem, with as many bytes as
- * the new size wants and the pool still has after it (the block's own
- * size is libgcrypt's secret).
+ * the new size wants and the pool still has after it (libgcrypt keeps
+ * the block's own size to itself).
  */
 static void *h_realloc(void *p, size_t n)
 {
