@@ -230,8 +230,9 @@ static const char *library_backend(void)
  * LimitMEMLOCK= for @mode: the unmapped memfd and memfd_secret are both
  * charged to RLIMIT_MEMLOCK, and libsecmem counts every arena byte.  The
  * heap mode may put all of the program's heap there: as much as the
- * configured pool may ever hold (pool_max of [global]).  The openssl and
- * sodium secure heaps are small: 64M, or pool_max if smaller.
+ * configured pool may ever hold (pool_max of [global]).  The other modes
+ * serve a library's allocations (secure heaps, libgcrypt's memory), which
+ * are small: 64M, or pool_max if smaller.
  */
 static int default_memlock(const struct protect_env *env, const char *mode,
 			   uint64_t *bytes, char *err, size_t len)

@@ -22,7 +22,7 @@
 #define PROTECT_CGROUP		"/sys/fs/cgroup"
 
 /* LimitMEMLOCK= by mode unless --memlock: see secmemctl(8). */
-#define PROTECT_MEMLOCK_LIBS	(UINT64_C(64) << 20)	/* openssl, sodium */
+#define PROTECT_MEMLOCK_LIBS	(UINT64_C(64) << 20)	/* modes without heap */
 #define PROTECT_MEMLOCK_MIN	(UINT64_C(1) << 20)	/* one arena */
 
 struct protect_env {

@@ -38,7 +38,7 @@ static void usage(FILE *out)
 		"every node unless --node), flush_on_free (immediate or deferred) or\n"
 		"hibernation (refuse or wipe: what hibernation does to secret files).\n"
 		"protect runs a service with libsecmem-preload (a systemd drop-in);\n"
-		"MODES: openssl, sodium, heap, comma-separated (default openssl,sodium).\n"
+		"MODES: openssl, sodium, gcrypt, heap, comma-separated (default openssl,sodium).\n"
 		"status --units: only the protected units (no pools needed).\n"
 		"secrets: the open secret files, who holds them and whether the\n"
 		"kernel would hibernate (no pools needed; run as root to see all).\n"
