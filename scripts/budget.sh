@@ -31,7 +31,7 @@ declare -A share=(
 	[libsecmem]=60 [libsecmem-asan]=60 [daemon]=30 [preload]=30
 	[kernel-release]=480 [deb]=90 [vm-checker]=10
 	[guest]=300 [guest-numa]=150 [guest-hibernate]=120 [guest-kexec]=100
-	[guest-release]=90 [systemd]=210 [soak]=165
+	[guest-release]=120 [guest-frag]=240 [systemd]=300 [soak]=180
 )
 
 echo "==> the slowest guest programs (guest init's 'ran for' lines)"

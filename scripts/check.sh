@@ -15,8 +15,8 @@
 #   release lane   the release kernel, the packages and the release
 #                  kernel's boots
 #
-# with the host suites in the release lane when the release kernel comes
-# from the cache, else in the debug lane.
+# with the host suites and the fragmentation boot in the release lane when
+# the release kernel comes from the cache, else in the debug lane.
 #
 # and the soak, which keeps four vCPUs busy, runs last, alone. The kexec
 # step boots both kernels: it waits for the release lane's kernel. A lane's
@@ -100,8 +100,9 @@ else
 	not_run guest-build "the debug kernel did not build"
 fi
 
-# The host suites: in the release lane when its kernel needs no build,
-# else in the debug lane, which is then the shorter one.
+# The host suites and the fragmentation boot: in the release lane when
+# its kernel needs no build, else in the debug lane, which is then the
+# shorter one.
 host_suites() {
 	lane_step checkpatch kernel/scripts/kbuild.sh checkpatch
 	if [ "$kernel_ok" = 0 ]; then
@@ -116,6 +117,12 @@ host_suites() {
 	lane_step daemon make -s -C daemon check BUILD="$build"
 	lane_step preload make -s -C preload check BUILD="$build"
 	lane_step vm-checker make -s -C tests/vm selftest BUILD="$build"
+	# The fragmentation cases, in a debug boot sized for them.
+	if [ "$guest_ok" = 0 ]; then
+		lane_step guest-frag make -s check-guest-frag PREBUILT=1
+	else
+		not_run guest-frag "the debug kernel or the guest programs did not build"
+	fi
 }
 if kernel/scripts/kbuild.sh ready patched release; then
 	suites_lane=release
@@ -157,12 +164,9 @@ release_lane() {
 	# The Debian packages (make deb) and lintian on every .deb and
 	# .changes; the systemd guest installs them with apt.
 	lane_step deb scripts/deb.sh
-	# libsecmem's suite and the long fills on the release kernel.
-	if [ "$guest_ok" = 0 ]; then
-		lane_step guest-release make -s check-guest-release PREBUILT=1
-	else
-		not_run guest-release "the debug kernel or the guest programs did not build"
-	fi
+	# libsecmem's suite on the release kernel, where its stress cases
+	# take minutes, not tens of minutes.
+	lane_step guest-release make -s check-guest-release PREBUILT=1
 	# Debian 12 with systemd on the release kernel: secmemd as a unit, an
 	# application built with pkg-config (tests/vm/debian/).
 	lane_step systemd make -s check-systemd
