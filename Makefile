@@ -32,7 +32,7 @@ DESTDIR ?=
 	kernel kernel-debug kernel-release kernel-stock kernel-tree \
 	kernel-export kernel-checkpatch kernel-series userspace guest initramfs install bench \
 	check-guest-release check-guest-numa check-guest-hibernate check-guest-kexec \
-	check-guest-frag \
+	check-guest-frag print-numa-guest-tests \
 	soak check-soak
 
 all: userspace
@@ -201,6 +201,9 @@ debug_prereq = $(if $(PREBUILT),,kernel-debug initramfs)
 NUMA_GUEST_TESTS = unmapped_pool_test,unmapped_events_test,unmapped_pressure_test,$\
 	unmapped_hotplug_test,unmapped_boundary_test,secmemd_test,unmapped_meminfo_test,$\
 	kvm_gmem_no_direct_map_test
+print-numa-guest-tests:
+	@echo '$(NUMA_GUEST_TESTS)'
+
 check-guest-numa: $(debug_prereq)
 	@VM_NUMA=2 tests/vm/run-vm.sh --kernel $(call bzimage,patched,debug) \
 		--initrd $(BUILD)/initramfs.cpio.gz --mode check \

@@ -9,7 +9,8 @@
 #   - make lint and checkpatch --strict;
 #   - the guest programs whose sources changed since BASE (default main;
 #     uncommitted and untracked files included), or those FILTER names,
-#     in one boot of the debug kernel already built, without KUnit.
+#     in a boot of the debug kernel already built, without KUnit (on two
+#     NUMA nodes for the programs make check runs there).
 #
 # It builds no kernel: with none built, or one older than the series, it
 # says so and runs the guest programs on what is there only when asked
@@ -27,9 +28,18 @@ export BUILD=$build
 results=$build/results-quick
 logs=$build/logs
 filter=${FILTER:-}
-base=${BASE:-main}
+# What "changed" is measured against: BASE, else the branch's upstream,
+# else main. On main itself with no upstream, only what is not committed
+# yet counts (BASE=HEAD~3 to look further back).
+base=${BASE:-$(git rev-parse --abbrev-ref --symbolic-full-name '@{upstream}' 2>/dev/null || echo main)}
 start=$(date +%s)
 
+mkdir -p "$build"
+exec 9>"$build/.check.lock"
+flock -n 9 || {
+	echo "check-quick: a make check or make check-quick is running in $build" >&2
+	exit 1
+}
 rm -rf "$results"
 mkdir -p "$results" "$logs"
 steps=()
@@ -75,21 +85,32 @@ if [ -z "$filter" ]; then
 		git diff --name-only "$mb" --
 		git ls-files --others --exclude-standard
 	} | sort -u)
-	names=$(echo "$changed" | sed -n \
-		-e 's|^tests/vm/guest/\([A-Za-z0-9_]*_test\)\.c$|\1|p' \
-		-e 's|^tests/vm/guest/kvm/\([A-Za-z0-9_]*_test\)\.c$|\1|p' |
-		sort -u | while read -r n; do
-			# Only programs that still exist.
-			[ -f "tests/vm/guest/$n.c" ] || [ -f "tests/vm/guest/kvm/$n.c" ] && echo "$n"
-		done | paste -sd, -)
+	# A changed source file -> the guest program built from it (as
+	# tests/vm/Makefile names them), if it still exists.
+	names=$(echo "$changed" | while read -r f; do
+		case $f in
+		tests/vm/guest/kvm/*.c) n=kvm_$(basename "$f" .c) ;;
+		tests/vm/guest/kvm/private_mem_conversions_no_direct_map) n=kvm_private_mem_conversions_no_direct_map ;;
+		tests/vm/guest/ksft/*) n=memfd_unmapped_ksft ;;
+		tests/vm/guest/*_test.c) n=$(basename "$f" .c) ;;
+		daemon/*.c | daemon/*.h) n=secmemd_test ;;
+		*) continue ;;
+		esac
+		[ ! -e "$f" ] || echo "$n"
+	done | sort -u | paste -sd, -)
 	filter=$names
+	[ "$mb" != "$(git rev-parse HEAD)" ] ||
+		echo "check-quick: comparing with $base, which is HEAD: only uncommitted changes count" \
+			"(BASE=HEAD~N, or FILTER=...)"
 	if echo "$changed" | grep -q '^kernel/'; then
 		echo "check-quick: the series changed since $base: make kernel-debug, then this," \
 			"or make check for everything"
 	fi
-	if echo "$changed" | grep -q -e '^tests/vm/guest/lib/' -e '^tests/vm/guest/[^/]*\.h$'; then
-		echo "check-quick: a shared guest header or library changed: run its users" \
-			"with FILTER=... (no program is picked for it)"
+	if echo "$changed" | grep -q -e '^tests/vm/guest/lib/' -e '^tests/vm/guest/[^/]*\.h$' \
+		-e '^tests/vm/guest/init$' -e '^tests/vm/Makefile$' -e '^tests/vm/guest/bin/' \
+		-e '^libsecmem/'; then
+		echo "check-quick: a shared guest file or libsecmem changed: no program is picked" \
+			"for it; run its users with FILTER=..., or make check"
 	fi
 fi
 
@@ -105,13 +126,32 @@ elif [ "$(cat "$kdir/.secmem-key" 2>/dev/null)" != "$(kernel/scripts/kbuild.sh k
 		"QUICK_STALE_KERNEL=1 to run on it anyway): $filter not run"
 	steps+=("not ok step.guest # the debug kernel is stale")
 else
-	echo "==> guest: $filter"
+	# The programs make check runs on two NUMA nodes boot on two here.
+	numa_list=$(make -s print-numa-guest-tests)
+	one=() two=()
+	IFS=, read -r -a picked <<<"$filter"
+	for n in "${picked[@]}"; do
+		case ",$numa_list," in
+		*",$n,"*) two+=("$n") ;;
+		*) one+=("$n") ;;
+		esac
+	done
+	echo "==> guest: ${filter}"
 	step guest-build make -s initramfs
-	step guest env VM_DIMM="${VM_DIMM-512M}" VM_TEST_TIMEOUT="${VM_TEST_TIMEOUT-420}" \
-		tests/vm/run-vm.sh --kernel "$kdir/arch/x86/boot/bzImage" \
-		--initrd "$build/initramfs.cpio.gz" --mode check --filter "$filter" \
-		--append 'no5lvl kunit.enable=0' \
-		--log "$logs/check-quick-guest.log" --results "$results/guest.tap"
+	if [ ${#one[@]} -gt 0 ]; then
+		step guest env VM_DIMM="${VM_DIMM-512M}" VM_TEST_TIMEOUT="${VM_TEST_TIMEOUT-420}" \
+			tests/vm/run-vm.sh --kernel "$kdir/arch/x86/boot/bzImage" \
+			--initrd "$build/initramfs.cpio.gz" --mode check \
+			--filter "$(IFS=,; echo "${one[*]}")" --append 'no5lvl kunit.enable=0' \
+			--log "$logs/check-quick-guest.log" --results "$results/guest.tap"
+	fi
+	if [ ${#two[@]} -gt 0 ]; then
+		step guest-numa env VM_NUMA=2 VM_TEST_TIMEOUT="${VM_TEST_TIMEOUT-420}" \
+			tests/vm/run-vm.sh --kernel "$kdir/arch/x86/boot/bzImage" \
+			--initrd "$build/initramfs.cpio.gz" --mode check \
+			--filter "$(IFS=,; echo "${two[*]}")" --append 'no5lvl kunit.enable=0' \
+			--log "$logs/check-quick-guest-numa.log" --results "$results/guest-numa.tap"
+	fi
 fi
 
 {

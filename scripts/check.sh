@@ -32,6 +32,14 @@ results=$build/results
 logs=$build/logs
 filter=${FILTER:-}
 
+mkdir -p "$build"
+# One make check or make check-quick at a time in a build directory: each
+# rewrites what the other reads.
+exec 9>"$build/.check.lock"
+flock -n 9 || {
+	echo "check: another make check or make check-quick is running in $build" >&2
+	exit 1
+}
 rm -rf "$results"
 mkdir -p "$results" "$logs"
 start=$(date +%s)
@@ -159,11 +167,21 @@ debug_lane() {
 
 release_lane() {
 	[ "$suites_lane" != release ] || host_suites
+	local krc
 	lane_step kernel-release kernel/scripts/kbuild.sh build patched release
-	echo $? >"$logs/release-kernel.done"
+	krc=$?
 	# The Debian packages (make deb) and lintian on every .deb and
-	# .changes; the systemd guest installs them with apt.
+	# .changes; the systemd guest installs them with apt. On a miss in
+	# the packages' cache it builds the release kernel's objects, which
+	# relinks its bzImage: the kexec step waits until it is done.
 	lane_step deb scripts/deb.sh
+	echo "$krc" >"$logs/release-kernel.done.tmp"
+	mv "$logs/release-kernel.done.tmp" "$logs/release-kernel.done"
+	if [ "$krc" != 0 ]; then
+		not_run guest-release "the release kernel did not build"
+		not_run systemd "the release kernel did not build"
+		return
+	fi
 	# libsecmem's suite on the release kernel, where its stress cases
 	# take minutes, not tens of minutes.
 	lane_step guest-release make -s check-guest-release PREBUILT=1
@@ -172,17 +190,34 @@ release_lane() {
 	lane_step systemd make -s check-systemd
 }
 
+# Each lane in a process group of its own, so that an interrupted make
+# check stops both.
+set -m
 release_lane &
 release_pid=$!
 debug_lane &
 debug_pid=$!
+set +m
+trap 'kill -TERM -- "-$release_pid" "-$debug_pid" 2>/dev/null; exit 130' INT TERM
 wait "$debug_pid"
+debug_rc=$?
 wait "$release_pid"
+release_rc=$?
+trap - INT TERM
+[ "$debug_rc" = 0 ] || echo "==> the debug lane exited with status $debug_rc"
+[ "$release_rc" = 0 ] || echo "==> the release lane exited with status $release_rc"
 
 # The soak's 2-minute form (docs/RELIABILITY.md, case 5): 4 vCPUs and 2
 # NUMA nodes, secrets checked under memory pressure while secmemd is
 # reloaded and SIGKILLed. Alone: it keeps both host cores busy.
 step soak make -s check-soak
+
+# A step that never ran (a lane that died) is a failure, not a gap.
+for name in kernel-debug kbuild-key guest-build checkpatch uapi libsecmem libsecmem-asan \
+	daemon preload vm-checker guest-frag guest guest-numa guest-hibernate guest-kexec \
+	kernel-release deb guest-release systemd soak; do
+	grep -q "^$name " "$times" || not_run "$name" "its lane ended before it"
+done
 
 {
 	echo "TAP version 13"

@@ -125,6 +125,22 @@ fi
 
 localversion=-secmem
 kver=
+
+# restore_kernel_debs: the kernel packages of kernel_key from the build
+# cache; fails, leaving no package behind, on a miss.
+restore_kernel_debs() {
+	local cached
+	cache_has "kernel-deb-$kernel_key" || return 1
+	rm -f "$out/kernel/.key" "$out/kernel/"*.deb "$out/kernel/"*.changes "$out/kernel/"*.buildinfo
+	mapfile -t cached < <(cd "$(cache_path "kernel-deb-$kernel_key")" &&
+		ls -- *.deb *.changes *.buildinfo 2>/dev/null)
+	if [ ${#cached[@]} = 0 ] ||
+		! cache_get "kernel-deb-$kernel_key" "$out/kernel" "${cached[@]}" kernel.release; then
+		rm -f "$out/kernel/"*.deb "$out/kernel/"*.changes "$out/kernel/"*.buildinfo
+		return 1
+	fi
+	echo "$kernel_key" >"$out/kernel/.key"
+}
 if [ "$with_kernel" = 1 ]; then
 	"$top/kernel/scripts/kbuild.sh" build patched release
 	rel=$("$top/kernel/scripts/kbuild.sh" path patched release)
@@ -138,11 +154,7 @@ if [ "$with_kernel" = 1 ]; then
 	if [ -f "$out/kernel/.key" ] && [ "$(cat "$out/kernel/.key")" = "$kernel_key" ] &&
 		ls "$out/kernel/linux-image-${kver}_"*.deb >/dev/null 2>&1; then
 		info "kernel packages for $kver up to date (key $kernel_key), not rebuilding"
-	elif cache_has "kernel-deb-$kernel_key"; then
-		rm -f "$out/kernel/.key" "$out/kernel/"*.deb "$out/kernel/"*.changes "$out/kernel/"*.buildinfo
-		mapfile -t cached < <(cd "$(cache_path "kernel-deb-$kernel_key")" && ls -- *.deb *.changes *.buildinfo)
-		cache_get "kernel-deb-$kernel_key" "$out/kernel" "${cached[@]}" kernel.release
-		echo "$kernel_key" >"$out/kernel/.key"
+	elif restore_kernel_debs; then
 		info "kernel packages for $kver restored from the cache" \
 			"($(cache_path "kernel-deb-$kernel_key")), not rebuilding"
 	else
@@ -165,8 +177,9 @@ if [ "$with_kernel" = 1 ]; then
 			"build's objects, recompiling what depends on the release string $kver"
 		cc=gcc
 		command -v ccache >/dev/null && cc="ccache gcc" && export CCACHE_BASEDIR=$build
+		# The source tree is read under kbuild.sh's shared lock.
 		if ! (cd "$out/kernel" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-			make -C "$ksrc" O="$kobj" CC="$cc" LOCALVERSION="$localversion" \
+			flock -s "$build/src.lock" make -C "$ksrc" O="$kobj" CC="$cc" LOCALVERSION="$localversion" \
 			KDEB_SOURCENAME=linux-secmem KDEB_PKGVERSION="$kbase-1" -j"$(nproc)" bindeb-pkg) >"$out/kernel/bindeb.log" 2>&1; then
 			tail -30 "$out/kernel/bindeb.log" >&2
 			die "make bindeb-pkg failed, log: $out/kernel/bindeb.log"

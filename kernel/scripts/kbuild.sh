@@ -25,6 +25,9 @@
 # Environment: BUILD (default <repo>/build), JOBS (default nproc),
 # SECMEM_CACHE (default /var/cache/secmem, empty: no cache).
 set -euo pipefail
+# A failure inside $(...) fails the assignment: a key computed from part
+# of its inputs must never be used.
+shopt -s inherit_errexit
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kdir=$top/kernel
@@ -232,8 +235,8 @@ artifacts=(arch/x86/boot/bzImage .config System.map Module.symvers
 # The compiler and linker the build uses: a new gcc or binutils makes
 # other code from the same source.
 toolchain_id() {
-	gcc --version | head -n 1
-	ld --version | head -n 1
+	gcc --version | sed -n 1p
+	ld --version | sed -n 1p
 }
 
 # build_key FLAVOR VARIANT: a hash of every input of that kernel. The
@@ -248,7 +251,9 @@ build_key() {
 		cat "${frags[@]}"
 		toolchain_id
 		echo "recipe $build_recipe base $base_recipe"
-		declare -f compile_kernel ensure_base apply_series fragments
+		declare -f compile_kernel ensure_base ensure_patched apply_series \
+			series_patches series_hash fragments
+		declare -p artifacts kernel_env
 	} | sha256sum | cut -c1-16
 }
 
@@ -263,6 +268,21 @@ check_flavor_variant() {
 	esac
 }
 
+# The environment a kernel build must not inherit: what the kernel's
+# Makefile reads from it changes the kernel, and none of it is in the key.
+kernel_env=(MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES KCFLAGS KCPPFLAGS KAFLAGS
+	KRUSTFLAGS KBUILD_CFLAGS LLVM LLVM_IAS ARCH SUBARCH CROSS_COMPILE CC LD
+	LOCALVERSION KCONFIG_ALLCONFIG KCONFIG_CONFIG KBUILD_BUILD_VERSION W C)
+
+# kmake ARGS...: make for the kernel, without kernel_env.
+kmake() {
+	local unset=() v
+	for v in "${kernel_env[@]}"; do
+		unset+=(-u "$v")
+	done
+	env "${unset[@]}" make "$@"
+}
+
 # compile_kernel TREE OUT FLAVOR VARIANT: configure and build in OUT.
 compile_kernel() {
 	local tree=$1 out=$2 frags cc=gcc
@@ -271,13 +291,13 @@ compile_kernel() {
 	# (CI, a second checkout) hits the same ccache entries.
 	command -v ccache >/dev/null && cc="ccache gcc" &&
 		export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$build}
-	make -s -C "$tree" O="$out" CC="$cc" tinyconfig >/dev/null
+	kmake -s -C "$tree" O="$out" CC="$cc" tinyconfig >/dev/null
 	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" >/dev/null
-	make -s -C "$tree" O="$out" CC="$cc" olddefconfig
+	kmake -s -C "$tree" O="$out" CC="$cc" olddefconfig
 	verify_config "$out/.config" "${frags[@]}"
 	# "modules" builds none (nothing is =m) but writes Module.symvers,
 	# which out-of-tree modules such as bench/kmod link against.
-	make -s -C "$tree" O="$out" CC="$cc" -j"$jobs" bzImage modules headers
+	kmake -s -C "$tree" O="$out" CC="$cc" -j"$jobs" bzImage modules headers
 }
 
 # is_ready FLAVOR VARIANT: succeeds when do_build would compile nothing
@@ -297,7 +317,7 @@ is_ready() {
 # builds over a restored directory (incremental, with ccache) so that the
 # object tree matches.
 do_build() {
-	local objects=0 flavor variant tree out key start
+	local objects=0 flavor variant tree out key start frags a
 	if [ "${1:-}" = --objects ]; then
 		objects=1
 		shift
@@ -306,34 +326,55 @@ do_build() {
 	flavor=$1 variant=$2
 	check_flavor_variant "$flavor" "$variant"
 	out=$(outdir "$flavor" "$variant")
-	key=$(build_key "$flavor" "$variant")
 	# One build of a kernel at a time; a second caller waits, then finds
-	# it up to date.
+	# it up to date. The key is computed under the lock, so that it is
+	# the inputs of now.
 	mkdir -p "${out%/*}"
 	exec 8>"$out.lock"
 	flock 8
+	key=$(build_key "$flavor" "$variant")
 	if [ -f "$out/.secmem-key" ] && [ "$(cat "$out/.secmem-key")" = "$key" ] &&
 		[ -f "$out/arch/x86/boot/bzImage" ] &&
 		{ [ "$objects" = 0 ] || [ ! -e "$out/.secmem-no-objects" ]; }; then
+		cache_touch "kernel-$key"
 		info "kernel $flavor-$variant is up to date (key $key), not rebuilding"
 		return 0
 	fi
 	rm -f "$out/.secmem-key"
-	if [ "$objects" = 0 ] && cache_get "kernel-$key" "$out" "${artifacts[@]}"; then
-		echo "$key" >"$out/.secmem-no-objects"
-		echo "$key" >"$out/.secmem-key"
-		info "kernel $flavor-$variant restored from the cache ($secmem_cache/kernel-$key), not rebuilding"
-		return 0
+	if [ "$objects" = 0 ] && cache_has "kernel-$key"; then
+		# The artifacts replace what is there: a header the series no
+		# longer has must not stay behind.
+		for a in "${artifacts[@]}"; do
+			rm -rf "${out:?}/$a"
+		done
+		if cache_get "kernel-$key" "$out" "${artifacts[@]}"; then
+			mapfile -t frags < <(fragments "$flavor" "$variant")
+			verify_config "$out/.config" "${frags[@]}"
+			echo "$key" >"$out/.secmem-no-objects"
+			echo "$key" >"$out/.secmem-key"
+			info "kernel $flavor-$variant restored from the cache" \
+				"($secmem_cache/kernel-$key), not rebuilding"
+			return 0
+		fi
 	fi
+	# The source trees: changed only under the exclusive lock, read by
+	# compiles under the shared one.
+	exec 7>"$build/src.lock"
+	flock -x 7
 	case "$flavor" in
 	patched) ensure_patched; tree=$patched ;;
 	stock) ensure_base; tree=$src ;;
 	esac
+	flock -s 7
 	start=$(date +%s)
 	info "building kernel $flavor-$variant in $out (key $key)"
 	mkdir -p "$out"
 	compile_kernel "$tree" "$out" "$flavor" "$variant"
+	flock -u 7
 	rm -f "$out/.secmem-no-objects"
+	# kernel/ edited while it built: what was built has no key.
+	[ "$(build_key "$flavor" "$variant")" = "$key" ] ||
+		die "kernel/ changed during the build of $flavor-$variant: run it again"
 	echo "$key" >"$out/.secmem-key"
 	info "kernel $flavor-$variant built in $(($(date +%s) - start)) s:" \
 		"$out/arch/x86/boot/bzImage"
@@ -439,7 +480,12 @@ do_checkpatch() {
 
 main() {
 	case "${1:-}" in
-	source) ensure_patched ;;
+	source)
+		mkdir -p "$build"
+		exec 7>"$build/src.lock"
+		flock -x 7
+		ensure_patched
+		;;
 	build) shift; do_build "$@" ;;
 	key) [ $# = 3 ] || die "usage: $0 key FLAVOR VARIANT"; check_flavor_variant "$2" "$3"; build_key "$2" "$3" ;;
 	ready) [ $# = 3 ] || die "usage: $0 ready FLAVOR VARIANT"; check_flavor_variant "$2" "$3"; is_ready "$2" "$3" ;;

@@ -7,16 +7,17 @@
 # inputs did not change instead of building it again. Sourced by
 # kernel/scripts/kbuild.sh and scripts/deb.sh.
 #
-# An entry is a directory SECMEM_CACHE/NAME (NAME = kind-KEY). It appears
-# whole or not at all: it is filled under a temporary name and renamed.
-# A hit touches the entry; beyond SECMEM_CACHE_KEEP entries the least
-# recently used go. A miss is never an error: the caller builds.
+# An entry is a directory SECMEM_CACHE/NAME (NAME = KIND-KEY, KIND one of
+# kernel, kernel-deb, debian-root). It appears whole or not at all: it is
+# filled under a temporary name and renamed. Every use touches it; of each
+# kind, the SECMEM_CACHE_KEEP most recently used stay. A miss is never an
+# error: the caller builds.
 #
 # Environment: SECMEM_CACHE (default /var/cache/secmem; empty turns the
-# cache off), SECMEM_CACHE_KEEP (default 12 entries).
+# cache off), SECMEM_CACHE_KEEP (default 6 entries of each kind).
 
 secmem_cache=${SECMEM_CACHE-/var/cache/secmem}
-secmem_cache_keep=${SECMEM_CACHE_KEEP:-12}
+secmem_cache_keep=${SECMEM_CACHE_KEEP:-6}
 
 # cache_usable: the cache is on and its directory can be written.
 cache_usable() {
@@ -39,7 +40,13 @@ cache_get() {
 	entry=$secmem_cache/$name
 	mkdir -p "$dest"
 	(cd "$entry" && cp -a --parents -- "$@" "$dest/") || return 1
-	touch "$entry"
+	cache_touch "$name"
+}
+
+# cache_touch NAME: mark the entry used (it is kept longer), if it exists
+# and can be written.
+cache_touch() {
+	! cache_has "$1" || touch "$secmem_cache/$1" 2>/dev/null || true
 }
 
 # cache_put NAME SRC PATH...: store SRC's PATHs as entry NAME. A cache
@@ -66,17 +73,20 @@ cache_put() {
 	cache_prune
 }
 
-# cache_prune: keep the SECMEM_CACHE_KEEP most recently used entries, and
-# drop what an interrupted cache_put left.
+# cache_prune: of each kind, keep the SECMEM_CACHE_KEEP most recently used
+# entries; drop what an interrupted cache_put left.
 cache_prune() {
-	local old
+	local kind e
 	find "$secmem_cache" -mindepth 1 -maxdepth 1 -name '.new-*' -mmin +120 \
 		-exec rm -rf {} + 2>/dev/null || true
-	# Entry names are kind-KEY: no spaces or newlines.
-	# shellcheck disable=SC2012
-	old=$(ls -1t "$secmem_cache" | tail -n +"$((secmem_cache_keep + 1))")
-	for e in $old; do
-		rm -rf "${secmem_cache:?}/$e"
+	for kind in kernel kernel-deb debian-root; do
+		# Entry names are KIND-KEY, KEY hexadecimal: no spaces, and
+		# kernel-deb-* never matches kernel-KEY.
+		# shellcheck disable=SC2012,SC2010
+		ls -1t "$secmem_cache" | grep -E "^$kind-[0-9a-f]+\$" |
+			tail -n +"$((secmem_cache_keep + 1))" | while read -r e; do
+				rm -rf "${secmem_cache:?}/$e"
+			done
 	done
 }
 

@@ -187,10 +187,14 @@ k=$(key patched debug)
 cache=$work/cache
 entry=$cache/kernel-$k
 mkdir -p "$entry/arch/x86/boot" "$entry/include/config" "$entry/usr/include/linux"
-for f in arch/x86/boot/bzImage .config System.map Module.symvers \
+for f in arch/x86/boot/bzImage System.map Module.symvers \
 	include/config/kernel.release usr/include/linux/memfd.h; do
 	echo "stored $f" >"$entry/$f"
 done
+# A restore checks the config against the fragments, like a build.
+cat "$work/t/kernel/config/base.config" "$work/t/kernel/config/debug.config" \
+	"$work/t/kernel/config/secmem.config" "$work/t/kernel/config/secmem-debug.config" \
+	>"$entry/.config"
 echo "kernel-$k stored by key-test" >"$entry/.secmem-cache"
 out=$(env BUILD="$work/build" SECMEM_CACHE="$cache"\
 	"$work/t/kernel/scripts/kbuild.sh" build patched debug 2>&1)
@@ -204,18 +208,41 @@ out=$(env BUILD="$work/build" SECMEM_CACHE="$cache" "$work/t/kernel/scripts/kbui
 case $out in *"up to date (key $k)"*) r=0 ;; *) r=1 ;; esac
 result $r "a restored kernel is then up to date" "$out"
 for i in 1 2 3; do
-	mkdir -p "$cache/kernel-old$i"
-	echo x >"$cache/kernel-old$i/.secmem-cache"
-	touch -d "-$i hour" "$cache/kernel-old$i"
+	mkdir -p "$cache/kernel-000000000000000$i"
+	echo x >"$cache/kernel-000000000000000$i/.secmem-cache"
+	touch -d "-$i hour" "$cache/kernel-000000000000000$i"
 done
+# Another kind, older than all: pruned with its own kind only.
+mkdir -p "$cache/kernel-deb-00000000000000d1"
+echo x >"$cache/kernel-deb-00000000000000d1/.secmem-cache"
+touch -d "-9 hour" "$cache/kernel-deb-00000000000000d1"
 (
 	# shellcheck source=/dev/null
 	SECMEM_CACHE=$cache SECMEM_CACHE_KEEP=2 . "$work/t/scripts/lib/cache.sh"
 	cache_prune
 )
-[ -d "$entry" ] && [ -d "$cache/kernel-old1" ] && [ ! -e "$cache/kernel-old2" ] &&
-	[ ! -e "$cache/kernel-old3" ]
-result $? "pruning keeps the most recently used entries"
+[ -d "$entry" ] && [ -d "$cache/kernel-0000000000000001" ] &&
+	[ ! -e "$cache/kernel-0000000000000002" ] && [ ! -e "$cache/kernel-0000000000000003" ] &&
+	[ -d "$cache/kernel-deb-00000000000000d1" ]
+result $? "pruning keeps the most recently used entries of each kind"
+
+# A restore replaces the artifacts: a header the stored kernel does not
+# have is gone afterwards.
+echo stale >"$d/usr/include/linux/stale.h"
+rm -f "$d/.secmem-key"
+env BUILD="$work/build" SECMEM_CACHE="$cache" "$work/t/kernel/scripts/kbuild.sh" build patched debug >/dev/null 2>&1
+[ ! -e "$d/usr/include/linux/stale.h" ] && [ -f "$d/usr/include/linux/memfd.h" ]
+result $? "a restore leaves no file of an earlier kernel among the artifacts"
+
+# The environment the kernel's Makefile reads is not in the key: the
+# build runs without it.
+a=$(key patched debug)
+b=$(KCFLAGS=-Og LLVM=1 LOCALVERSION=-x KCONFIG_ALLCONFIG=/dev/null MAKEFLAGS='W=1' key patched debug)
+# The script's text, not an expansion:
+# shellcheck disable=SC2016
+[ -n "$a" ] && [ "$a" = "$b" ] && grep -q '^kernel_env=(MAKEFLAGS.*KCFLAGS' "$work/t/kernel/scripts/kbuild.sh" &&
+	grep -q '	kmake -s -C "$tree" O="$out" CC="$cc" -j"$jobs" bzImage' "$work/t/kernel/scripts/kbuild.sh"
+result $? "KCFLAGS, LLVM, LOCALVERSION, MAKEFLAGS: not in the key, and not passed to the kernel's make"
 
 if [ "$tap" != /dev/null ]; then
 	{

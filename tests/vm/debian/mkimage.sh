@@ -143,26 +143,31 @@ root_key=$({
 # A root of the same key from the build cache (scripts/lib/cache.sh),
 # stored as a tar to keep ownership and device nodes: another clone on
 # this machine skips debootstrap.
+# The entry's name: the root's key and the tar's format.
+tar_flags=(--numeric-owner --xattrs --xattrs-include='*' --acls)
+root_entry=debian-root-$(echo "$root_key ${tar_flags[*]}" | sha256sum | cut -c1-16)
+
 restore_root() {
-	cache_has "debian-root-$root_key" || return 1
+	cache_has "$root_entry" || return 1
 	rm -rf "$out/root.new"
 	mkdir -p "$out/root.new"
-	if ! tar -C "$out/root.new" -xf "$(cache_path "debian-root-$root_key")/root.tar"; then
+	if ! tar -C "$out/root.new" "${tar_flags[@]}" -xf "$(cache_path "$root_entry")/root.tar"; then
 		rm -rf "$out/root.new"
 		return 1
 	fi
+	cache_touch "$root_entry"
 	rm -rf "$out/root" "$out/secmem.img" "$out/secmem.img.key"
 	mv "$out/root.new" "$out/root"
 	echo "$root_key" >"$out/root.key"
-	info "root file system restored from the cache ($(cache_path "debian-root-$root_key")), not rebootstrapping"
+	info "root file system restored from the cache ($(cache_path "$root_entry")), not rebootstrapping"
 }
 
 store_root() {
 	cache_usable || return 0
 	rm -rf "$out/root-cache"
 	mkdir -p "$out/root-cache"
-	tar -C "$out/root" -cf "$out/root-cache/root.tar" . &&
-		cache_put "debian-root-$root_key" "$out/root-cache" root.tar
+	tar -C "$out/root" "${tar_flags[@]}" -cf "$out/root-cache/root.tar" . &&
+		cache_put "$root_entry" "$out/root-cache" root.tar
 	rm -rf "$out/root-cache"
 }
 
