@@ -193,9 +193,10 @@ DEBUG_GUEST_APPEND := no5lvl
 debug_prereq = $(if $(PREBUILT),,kernel-debug initramfs)
 
 # The pool control plane on two NUMA nodes: per-node targets, statistics
-# and events for real (the main guest run has one node).
-# The tests of per-node behaviour. The reliability cases that fill all of
-# memory (unmapped_frag*), inject faults or need the DIMM run in check-guest.
+# and events for real (the main guest run has one node). These programs
+# run here only: two nodes exercise what one node does and the per-node
+# paths besides. The reliability cases that inject faults or need the DIMM
+# run in check-guest, those that fill all of memory in check-guest-frag.
 # The KVM guest test fills every node's pool, so that a vCPU's faults find
 # a warm pool whichever node they come from.
 NUMA_GUEST_TESTS = unmapped_pool_test,unmapped_events_test,unmapped_pressure_test,$\
@@ -276,9 +277,9 @@ check-guest-release: $(if $(PREBUILT),,kernel-release)
 # adds at boot and leaves offline: unmapped_memhotplug_test (reliability
 # case 4) onlines it, offlines it and leaves it offline again, so no other
 # test sees it. VM_DIMM= (empty) boots without it.
-# The whole run takes about 14 minutes here: VM_TIMEOUT leaves room for a
-# slower host, each program being bounded by its own timeout, 420 s: the
-# fragmentation cases fill and fragment all memory first (a minute or two).
+# The run takes about 7 minutes alone, 9 beside the other lane's boot:
+# VM_TIMEOUT leaves room for a slower host, each program being bounded by
+# its own timeout, 420 s.
 CHECK_GUEST_DIMM ?= 512M
 
 # The fragmentation cases (reliability case 1) fill all of the guest's
