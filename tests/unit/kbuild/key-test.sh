@@ -42,11 +42,12 @@ key() { # key FLAVOR VARIANT
 	env BUILD="$work/build" SECMEM_CACHE= "$work/t/kernel/scripts/kbuild.sh" key "$1" "$2"
 }
 
-# changes NAME FLAVOR VARIANT EDIT...: after EDIT (run in $work/t) the key
-# of FLAVOR-VARIANT differs from the pristine one.
-changes() {
-	local name=$1 flavor=$2 variant=$3 before after
-	shift 3
+# edited WANT NAME FLAVOR VARIANT EDIT...: run EDIT in a pristine copy
+# ($work/t); WANT "new" expects the key of FLAVOR-VARIANT to differ from
+# the pristine one, "same" expects it unchanged.
+edited() {
+	local want=$1 name=$2 flavor=$3 variant=$4 before after ok=1
+	shift 4
 	fresh
 	before=$(key "$flavor" "$variant")
 	(cd "$work/t" && "$@") || {
@@ -54,30 +55,17 @@ changes() {
 		return
 	}
 	after=$(key "$flavor" "$variant")
-	if [ -n "$before" ] && [ -n "$after" ] && [ "$before" != "$after" ]; then
-		result 0 "$name: $flavor-$variant key $before -> $after"
-	else
-		result 1 "$name" "key '$before' -> '$after' for $flavor-$variant"
+	if [ -n "$before" ] && [ -n "$after" ]; then
+		case $want in
+		new) [ "$before" != "$after" ] && ok=0 ;;
+		same) [ "$before" = "$after" ] && ok=0 ;;
+		esac
 	fi
+	result "$ok" "$name: $flavor-$variant key $before -> $after" \
+		"wanted a $want key: '$before' -> '$after'"
 }
-
-# keeps NAME FLAVOR VARIANT EDIT...: the same edit leaves the key alone.
-keeps() {
-	local name=$1 flavor=$2 variant=$3 before after
-	shift 3
-	fresh
-	before=$(key "$flavor" "$variant")
-	(cd "$work/t" && "$@") || {
-		result 1 "$name" "the edit failed"
-		return
-	}
-	after=$(key "$flavor" "$variant")
-	if [ -n "$before" ] && [ "$before" = "$after" ]; then
-		result 0 "$name: $flavor-$variant key stays $before"
-	else
-		result 1 "$name" "key '$before' -> '$after' for $flavor-$variant"
-	fi
-}
+changes() { edited new "$@"; }
+keeps() { edited same "$@"; }
 
 first_patch() {
 	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' kernel/patches/series | head -n 1
