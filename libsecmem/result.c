@@ -54,38 +54,32 @@ SECMEM_API int secmem_backend_r(enum secmem_backend *backend)
 
 SECMEM_API int secmem_malloc_r(void **ptr, size_t size)
 {
-	if (!ptr)
-		return result_no_output();
-	return result_ptr(ptr, secmem_malloc(size));
+	return ptr ? result_ptr(ptr, secmem_malloc(size)) : result_no_output();
 }
 
 SECMEM_API int secmem_calloc_r(void **ptr, size_t nmemb, size_t size)
 {
-	if (!ptr)
-		return result_no_output();
-	return result_ptr(ptr, secmem_calloc(nmemb, size));
+	return ptr ? result_ptr(ptr, secmem_calloc(nmemb, size)) :
+		     result_no_output();
 }
 
 SECMEM_API int secmem_realloc_r(void **ptr, size_t size)
 {
-	if (!ptr)
-		return result_no_output();
-	return result_ptr(ptr, secmem_realloc(*ptr, size));
+	return ptr ? result_ptr(ptr, secmem_realloc(*ptr, size)) :
+		     result_no_output();
 }
 
 SECMEM_API int secmem_aligned_alloc_r(void **ptr, size_t alignment,
 				      size_t size)
 {
-	if (!ptr)
-		return result_no_output();
-	return result_ptr(ptr, secmem_aligned_alloc(alignment, size));
+	return ptr ? result_ptr(ptr, secmem_aligned_alloc(alignment, size)) :
+		     result_no_output();
 }
 
 SECMEM_API int secmem_alloc_pages_r(void **ptr, size_t size)
 {
-	if (!ptr)
-		return result_no_output();
-	return result_ptr(ptr, secmem_alloc_pages(size));
+	return ptr ? result_ptr(ptr, secmem_alloc_pages(size)) :
+		     result_no_output();
 }
 
 SECMEM_API int secmem_strndup_r(char **copy, const char *s, size_t n)

@@ -137,6 +137,41 @@ static void *served(void *p)
 }
 
 /*
+ * libsecmem's @n bytes for a handler, @n = 0 being EINVAL as in
+ * libgcrypt.  One that libsecmem cannot serve is told once, and is
+ * malloc()'s memory if not @secure (see h_malloc()), an allocation
+ * failure (ENOMEM) if @secure.
+ */
+static void *h_alloc(size_t n, bool secure)
+{
+	void *p;
+
+	if (!n) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = served(SM(secmem_malloc(n)));
+	if (p)
+		return p;
+	if (!secure) {
+		preload_warn_once(&ordinary_failed,
+				  "gcrypt: an ordinary allocation of %zu bytes "
+				  "failed: %s (served by malloc(), as without "
+				  "the mode; libgcrypt's secure allocations "
+				  "never are)", n,
+				  secmem_strerror(secmem_last_error()));
+		return malloc(n);
+	}
+	preload_warn_once(&alloc_failed,
+			  "gcrypt: a secure allocation of %zu bytes failed: %s "
+			  "(libgcrypt sees an allocation failure; nothing "
+			  "falls back to ordinary memory)", n,
+			  secmem_strerror(secmem_last_error()));
+	errno = ENOMEM;
+	return NULL;
+}
+
+/*
  * libgcrypt's ordinary allocations are libsecmem's too: libgcrypt copies
  * secure S-expressions into them and frees the copies unwiped
  * (gcry_pk_sign() and gcry_pk_decrypt() take the private key out of its
@@ -149,43 +184,14 @@ static void *served(void *p)
  */
 static void *h_malloc(size_t n)
 {
-	void *p;
-
 	if (proving)
 		proven = true;
-	if (!n) {
-		errno = EINVAL;
-		return NULL;
-	}
-	p = served(SM(secmem_malloc(n)));
-	if (p)
-		return p;
-	preload_warn_once(&ordinary_failed,
-			  "gcrypt: an ordinary allocation of %zu bytes failed: "
-			  "%s (served by malloc(), as without the mode; "
-			  "libgcrypt's secure allocations never are)", n,
-			  secmem_strerror(secmem_last_error()));
-	return malloc(n);
+	return h_alloc(n, false);
 }
 
 static void *h_malloc_secure(size_t n)
 {
-	void *p;
-
-	if (!n) {
-		errno = EINVAL;
-		return NULL;
-	}
-	p = served(SM(secmem_malloc(n)));
-	if (p)
-		return p;
-	preload_warn_once(&alloc_failed,
-			  "gcrypt: a secure allocation of %zu bytes failed: %s "
-			  "(libgcrypt sees an allocation failure; nothing "
-			  "falls back to ordinary memory)", n,
-			  secmem_strerror(secmem_last_error()));
-	errno = ENOMEM;
-	return NULL;
+	return h_alloc(n, true);
 }
 
 /*
@@ -369,18 +375,21 @@ static void install(void)
 		    "protection it asked for");
 }
 
-/* The handlers are libgcrypt's once this returns (or the program is gone). */
+/*
+ * With the mode on, the handlers are libgcrypt's once this returns (or
+ * the program is gone); with it off, libgcrypt is left as it is.
+ */
 static void ensure(void)
 {
-	pthread_once(&install_once, install);
+	if (on())
+		pthread_once(&install_once, install);
 }
 
 /* --- the interposed functions ------------------------------------------ */
 
 const char *gcry_check_version(const char *req_version)
 {
-	if (on())
-		ensure();
+	ensure();
 	return NEXT(gcry_check_version)(req_version);
 }
 
@@ -411,35 +420,30 @@ void gcry_set_allocation_handler(gcry_handler_alloc_t alloc,
 
 void *gcry_malloc_secure(size_t n)
 {
-	if (on())
-		ensure();
+	ensure();
 	return NEXT(gcry_malloc_secure)(n);
 }
 
 void *gcry_calloc_secure(size_t n, size_t m)
 {
-	if (on())
-		ensure();
+	ensure();
 	return NEXT(gcry_calloc_secure)(n, m);
 }
 
 void *gcry_xmalloc_secure(size_t n)
 {
-	if (on())
-		ensure();
+	ensure();
 	return NEXT(gcry_xmalloc_secure)(n);
 }
 
 void *gcry_xcalloc_secure(size_t n, size_t m)
 {
-	if (on())
-		ensure();
+	ensure();
 	return NEXT(gcry_xcalloc_secure)(n, m);
 }
 
 gcry_mpi_t gcry_mpi_snew(unsigned int nbits)
 {
-	if (on())
-		ensure();
+	ensure();
 	return NEXT(gcry_mpi_snew)(nbits);
 }

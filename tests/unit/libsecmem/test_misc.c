@@ -34,6 +34,12 @@
 
 static char child_err[4096];
 
+/* A child of test_in_child() that exited 0; its stderr is in child_err. */
+#define ck_assert_child_ok(st)						\
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,		\
+		      "child status 0x%x (exit %d): %s", (st),		\
+		      WIFEXITED(st) ? WEXITSTATUS(st) : -1, child_err)
+
 /* ---- misuse: the child must die with the library's message ------------- */
 
 static void do_canary_small(void *arg)
@@ -647,8 +653,7 @@ SM_TEST(test_fork)
 	/* The child gets an empty, working allocator and no arena fds. */
 	status = test_in_child(do_child_fresh, NULL, child_err,
 			       sizeof(child_err));
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		      "child status 0x%x: %s", status, child_err);
+	ck_assert_child_ok(status);
 	/* The parent's secrets are not in the child at all. */
 	status = test_in_child(do_read, p, child_err, sizeof(child_err));
 	ck_assert_killed_by(status, SIGSEGV);
@@ -739,8 +744,7 @@ SM_TEST(test_fork_free_parent)
 	ck_assert_int_eq(secmem_protect(p[2], SECMEM_NOACCESS), 0);
 	status = test_in_child(do_child_frees_parent, p, child_err,
 			       sizeof(child_err));
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		      "child status 0x%x: %s", status, child_err);
+	ck_assert_child_ok(status);
 	ck_assert_msg(strstr(child_err, "child: buffered line"), "stderr: %s",
 		      child_err);
 	/* The parent still has all three. */
@@ -827,10 +831,29 @@ SM_TEST(test_dlclose_thread_exit)
 	int status = test_in_child(do_dlclose_thread_exit, NULL, child_err,
 				   sizeof(child_err));
 
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		      "child status 0x%x: %s", status, child_err);
+	ck_assert_child_ok(status);
 }
 #endif
+
+/*
+ * Whether the memfd_secret probe cannot be tested here (recorded as the
+ * test's skip): it asks about CAP_IPC_LOCK's exemption only on
+ * memfd_secret, and only with CAP_IPC_LOCK.
+ */
+static bool probe_skipped(void)
+{
+	if (test_mode != TEST_MODE_SECURE ||
+	    secmem_init(SECMEM_INIT_NO_UNMAPPED) < 0 ||
+	    secmem_backend() != SECMEM_BACKEND_MEMFD_SECRET) {
+		test_skip("memfd_secret is not available: nothing to probe");
+		return true;
+	}
+	if (!test_have_ipc_lock()) {
+		test_skip("no CAP_IPC_LOCK: the exemption is not probed");
+		return true;
+	}
+	return false;
+}
 
 static _Atomic bool limit_stop;
 static _Atomic unsigned long limit_reads, limit_zero;
@@ -860,16 +883,8 @@ SM_TEST(test_probe_keeps_memlock_limit)
 	pthread_t th;
 	int i;
 
-	if (test_mode != TEST_MODE_SECURE ||
-	    secmem_init(SECMEM_INIT_NO_UNMAPPED) < 0 ||
-	    secmem_backend() != SECMEM_BACKEND_MEMFD_SECRET) {
-		test_skip("memfd_secret is not available: nothing to probe");
+	if (probe_skipped())
 		return;
-	}
-	if (!test_have_ipc_lock()) {
-		test_skip("no CAP_IPC_LOCK: the exemption is not probed");
-		return;
-	}
 	test_set_memlock(64ULL << 20);
 	atomic_store(&limit_stop, false);
 	ck_assert_int_eq(pthread_create(&th, NULL, limit_reader, NULL), 0);
@@ -996,51 +1011,84 @@ SM_TEST(test_memlock_exhaustion)
 		secmem_free(v[n--]);
 }
 
-static _Atomic int cancel_probe_result = -2;
+/*
+ * What a thread with a cancellation pending calls, and what it returned:
+ * written before the thread reaches its own cancellation point.
+ */
+struct cancel_call {
+	int (*call)(void);
+	_Atomic int result;
+};
 
-static void *cancel_probe_main(void *arg)
+static void *cancel_call_main(void *arg)
 {
-	(void)arg;
+	struct cancel_call *c = arg;
+
 	/* Deferred (the default) and pending from here on. */
 	pthread_cancel(pthread_self());
-	atomic_store(&cancel_probe_result,
-		     secmem_init(SECMEM_INIT_NO_UNMAPPED |
-				 SECMEM_INIT_ALLOW_INSECURE));
+	atomic_store(&c->result, c->call());
 	pthread_testcancel();
 	return NULL;
 }
 
-static void do_cancel_during_probe(void *arg)
+/*
+ * In a child: @call, named @name, on a thread with a cancellation pending,
+ * which must return @expect and leave the cancellation to the thread's
+ * own pthread_testcancel() after it.  Exits the child with @fail when the
+ * thread does not run, @fail + 1 when it is not cancelled there, and
+ * @fail + 2 when @call returns anything else.
+ */
+static void call_with_cancel_pending(int (*call)(void), const char *name,
+				     int expect, int fail)
 {
+	struct cancel_call c = { .call = call, .result = -2 };
 	void *ret = NULL;
 	pthread_t th;
-	void *p;
 
-	(void)arg;
-	alarm(20);		/* a global lock left held hangs below */
-	if (secmem_init(SECMEM_INIT_NO_UNMAPPED) != 0 ||
-	    pthread_create(&th, NULL, cancel_probe_main, NULL) ||
+	if (pthread_create(&th, NULL, cancel_call_main, &c) ||
 	    pthread_join(th, &ret))
-		_exit(40);
+		_exit(fail);
 	if (ret != PTHREAD_CANCELED) {
 		fprintf(stderr, "the thread was not cancelled at its own "
 			"pthread_testcancel()\n");
-		_exit(41);
+		_exit(fail + 1);
 	}
-	if (atomic_load(&cancel_probe_result) != 0) {
-		fprintf(stderr, "secmem_init() in the thread returned %d\n",
-			atomic_load(&cancel_probe_result));
-		_exit(42);
+	if (atomic_load(&c.result) != expect) {
+		fprintf(stderr, "%s in the thread returned %d\n", name,
+			atomic_load(&c.result));
+		_exit(fail + 2);
 	}
+}
+
+/* In a child: exits 0 if a small allocation still works, @fail if not. */
+static void exit_checking_malloc(int fail)
+{
+	void *p = secmem_malloc(32);
+
+	if (!p)
+		_exit(fail);
+	secmem_free(p);
+	_exit(0);
+}
+
+static int probe_again(void)
+{
+	return secmem_init(SECMEM_INIT_NO_UNMAPPED |
+			   SECMEM_INIT_ALLOW_INSECURE);
+}
+
+static void do_cancel_during_probe(void *arg)
+{
+	(void)arg;
+	alarm(20);		/* a global lock left held hangs below */
+	if (secmem_init(SECMEM_INIT_NO_UNMAPPED) != 0)
+		_exit(40);
+	call_with_cancel_pending(probe_again, "secmem_init()", 0, 40);
 	/* The global lock is free, and the probe still gives an answer. */
 	if (secmem_init(SECMEM_INIT_NO_UNMAPPED) != 0 ||
 	    secmem_backend() != SECMEM_BACKEND_MEMFD_SECRET)
 		_exit(43);
-	p = secmem_malloc(32);
-	if (!p)
-		_exit(44);
-	secmem_free(p);
-	_exit(0);
+	exit_checking_malloc(44);
 }
 
 /*
@@ -1054,76 +1102,42 @@ SM_TEST(test_probe_pending_cancel)
 {
 	int status;
 
-	if (test_mode != TEST_MODE_SECURE ||
-	    secmem_init(SECMEM_INIT_NO_UNMAPPED) < 0 ||
-	    secmem_backend() != SECMEM_BACKEND_MEMFD_SECRET) {
-		test_skip("memfd_secret is not available: nothing to probe");
+	if (probe_skipped())
 		return;
-	}
-	if (!test_have_ipc_lock()) {
-		test_skip("no CAP_IPC_LOCK: the exemption is not probed");
-		return;
-	}
 	ck_assert_int_eq(secmem_init(0), 0);
 	status = test_in_child(do_cancel_during_probe, NULL, child_err,
 			       sizeof(child_err));
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		      "child status 0x%x: %s", status, child_err);
+	ck_assert_child_ok(status);
 }
 
-static _Atomic int cancel_trim_result = -2;
-
-static void *cancel_trim_main(void *arg)
+/*
+ * In a child: 40 allocations of 64 KiB, all freed, for secmem_trim() to
+ * give back.  Exits the child with @fail if one fails.
+ */
+static void alloc_and_free_blocks(int fail)
 {
-	(void)arg;
-	pthread_cancel(pthread_self());
-	atomic_store(&cancel_trim_result, secmem_trim());
-	pthread_testcancel();
-	return NULL;
+	enum { N = 40, SIZE = 64 << 10 };
+	void *v[N];
+	int i;
+
+	for (i = 0; i < N; i++) {
+		v[i] = secmem_malloc(SIZE);
+		if (!v[i])
+			_exit(fail);
+	}
+	for (i = 0; i < N; i++)
+		secmem_free(v[i]);
 }
 
 static void do_cancel_during_trim(void *arg)
 {
-	enum { N = 40, SIZE = 64 << 10 };
-	void *v[N], *ret = NULL, *p;
-	pthread_t th;
-	int i;
-
 	(void)arg;
 	alarm(20);		/* a heap lock left held hangs below */
-	for (i = 0; i < N; i++) {
-		v[i] = secmem_malloc(SIZE);
-		if (!v[i])
-			_exit(40);
-	}
-	for (i = 0; i < N; i++)
-		secmem_free(v[i]);
-	if (pthread_create(&th, NULL, cancel_trim_main, NULL) ||
-	    pthread_join(th, &ret))
-		_exit(41);
-	if (ret != PTHREAD_CANCELED) {
-		fprintf(stderr, "the thread was not cancelled at its own "
-			"pthread_testcancel()\n");
-		_exit(42);
-	}
-	if (atomic_load(&cancel_trim_result) != 1) {
-		fprintf(stderr, "secmem_trim() in the thread returned %d\n",
-			atomic_load(&cancel_trim_result));
-		_exit(43);
-	}
+	alloc_and_free_blocks(40);
+	call_with_cancel_pending(secmem_trim, "secmem_trim()", 1, 41);
 	/* Every heap lock is free. */
-	for (i = 0; i < N; i++) {
-		v[i] = secmem_malloc(SIZE);
-		if (!v[i])
-			_exit(44);
-	}
-	for (i = 0; i < N; i++)
-		secmem_free(v[i]);
-	p = secmem_malloc(32);
-	if (!p)
-		_exit(45);
-	secmem_free(p);
-	_exit(0);
+	alloc_and_free_blocks(44);
+	exit_checking_malloc(45);
 }
 
 /*
@@ -1136,8 +1150,7 @@ SM_TEST(test_trim_pending_cancel)
 	int status = test_in_child(do_cancel_during_trim, NULL, child_err,
 				   sizeof(child_err));
 
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		      "child status 0x%x: %s", status, child_err);
+	ck_assert_child_ok(status);
 }
 
 /*
@@ -1454,11 +1467,6 @@ static void do_unmapped_is_shmem(void *arg)
 		_exit(44);
 	_exit(0);
 }
-
-#define ck_assert_child_ok(st)						\
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,		\
-		      "child status 0x%x (exit %d): %s", (st),		\
-		      WIFEXITED(st) ? WEXITSTATUS(st) : -1, child_err)
 
 START_TEST(test_probe_no_secure_backend)
 {
