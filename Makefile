@@ -350,7 +350,8 @@ lint:
 	@$(MAKE) -s -C libsecmem lint BUILD=$(BUILD)
 	@$(MAKE) -s -C daemon lint BUILD=$(BUILD)
 	@$(MAKE) -s -C preload lint BUILD=$(BUILD)
-	@shellcheck -x scripts/*.sh kernel/scripts/*.sh tests/vm/*.sh tests/vm/debian/*.sh \
+	@shellcheck -x scripts/*.sh scripts/lib/*.sh kernel/scripts/*.sh tests/vm/*.sh tests/vm/debian/*.sh \
+		tests/unit/kbuild/*.sh \
 		tests/vm/debian/rootfs/usr/local/lib/secmem-vm/*.sh tests/unit/preload/*.sh \
 		bench/preload_bench.sh
 
