@@ -25,9 +25,11 @@ logs=${1:?usage: budget.sh LOGS TOTAL_SECONDS}
 total=${2:?usage: budget.sh LOGS TOTAL_SECONDS}
 
 # Each step's share of the 40-minute budget of a fresh clone on the 2-core
-# machine (no ccache, no kernel cache); docs/TESTING.md says how they were
-# set. With the kernel cache hit, kernel-debug and kernel-release take
-# seconds and the whole run has 25 minutes.
+# machine (no ccache, no kernel cache): what it may take, beside the other
+# lane's step, for the total to fit. A step over its share is where the
+# next cut must come from (docs/TESTING.md, "Where the time goes"). With
+# the kernel cache hit, kernel-debug and kernel-release take seconds and
+# the whole run has 25 minutes.
 budget_total=2400
 budget_cached=1500
 declare -A share=(
