@@ -43,8 +43,8 @@ declare -A share=(
 echo "==> the slowest guest programs (guest init's 'ran for' lines)"
 shopt -s nullglob
 for f in "$logs"/check-guest*.log; do
-	# This run's logs only.
-	[ "$f" -nt "$logs/step-times" ] || continue
+	# This run's logs only (check.sh marks its start).
+	[ "$f" -nt "$logs/.check-start" ] || continue
 	boot=${f##*/check-}
 	boot=${boot%.log}
 	sed -n 's/^.*# \([A-Za-z0-9_.-]*\) ran for \([0-9.]*\) s\r*$/\2 \1/p' "$f" |

@@ -47,6 +47,7 @@ start=$(date +%s)
 # appends: whole lines). steps.tap and the budget table are made from it.
 times=$logs/step-times
 : >"$times"
+touch "$logs/.check-start"
 rm -f "$logs/release-kernel.done"
 
 # step NAME COMMAND...: run one step with its output on the console and in
