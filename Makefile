@@ -263,6 +263,7 @@ check-guest-release: $(if $(PREBUILT),,kernel-release)
 	@# backend to tests/: the wrapper must never be taken for the suite.
 	@$(MAKE) -s -C libsecmem guest BUILD=$(RELEASE_GUEST) \
 		GUEST_BIN=$(RELEASE_GUEST)/guest/bin/libsecmem-suite
+	@rm -rf $(RELEASE_GUEST)/guest/tests
 	@install -D -m 0755 tests/vm/guest-release/libsecmem_test \
 		$(RELEASE_GUEST)/guest/tests/libsecmem_test
 	@tests/vm/mkinitramfs.sh $(RELEASE_GUEST)/initramfs.cpio.gz \
