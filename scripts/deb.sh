@@ -126,17 +126,22 @@ fi
 localversion=-secmem
 kver=
 
+# drop_kernel_debs: no kernel package, and no key saying there is one.
+drop_kernel_debs() {
+	rm -f "$out/kernel/.key" "$out/kernel/"*.deb "$out/kernel/"*.changes "$out/kernel/"*.buildinfo
+}
+
 # restore_kernel_debs: the kernel packages of kernel_key from the build
 # cache; fails, leaving no package behind, on a miss.
 restore_kernel_debs() {
 	local cached
 	cache_has "kernel-deb-$kernel_key" || return 1
-	rm -f "$out/kernel/.key" "$out/kernel/"*.deb "$out/kernel/"*.changes "$out/kernel/"*.buildinfo
+	drop_kernel_debs
 	mapfile -t cached < <(cd "$(cache_path "kernel-deb-$kernel_key")" &&
 		ls -- *.deb *.changes *.buildinfo 2>/dev/null)
 	if [ ${#cached[@]} = 0 ] ||
 		! cache_get "kernel-deb-$kernel_key" "$out/kernel" "${cached[@]}" kernel.release; then
-		rm -f "$out/kernel/"*.deb "$out/kernel/"*.changes "$out/kernel/"*.buildinfo
+		drop_kernel_debs
 		return 1
 	fi
 	echo "$kernel_key" >"$out/kernel/.key"
@@ -158,7 +163,7 @@ if [ "$with_kernel" = 1 ]; then
 		info "kernel packages for $kver restored from the cache" \
 			"($(cache_path "kernel-deb-$kernel_key")), not rebuilding"
 	else
-		rm -f "$out/kernel/.key" "$out/kernel/"*.deb "$out/kernel/"*.changes "$out/kernel/"*.buildinfo
+		drop_kernel_debs
 		# bindeb-pkg needs the release build's objects, not only the
 		# artifacts a cache hit restores.
 		"$top/kernel/scripts/kbuild.sh" build --objects patched release
