@@ -6,7 +6,8 @@
  * kernel's direct map) with the file operations of a memfd: read/write,
  * ftruncate any number of times, fallocate, seals. What must stay as it is
  * for memfd_secret(2): MAP_SHARED only, never executable, no GUP (so no
- * process_vm_readv, ptrace, /proc/pid/mem, vmsplice), no splice/sendfile,
+ * process_vm_readv, ptrace, /proc/pid/mem, vmsplice), no reopening through
+ * /proc/PID/fd or /proc/PID/map_files, no splice/sendfile,
  * every page charged to RLIMIT_MEMLOCK, hibernation off while one exists.
  *
  * One sub-test per semantic; the sub-test id (for the command line) and
@@ -1481,6 +1482,151 @@ static enum tap_result test_gup_proc_mem(void)
 	return TAP_PASS;
 }
 
+/*
+ * Open /proc/@pid/@dir/@name read-only and read the start of the file
+ * into @buf. Returns 0 and sets *@n to what read() returned, or the
+ * open's errno.
+ */
+static int reopen_and_read(pid_t pid, const char *dir, const char *name,
+			   unsigned char *buf, size_t len, ssize_t *n)
+{
+	char path[96];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s/%s", (int)pid, dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	*n = read(fd, buf, len);
+	close(fd);
+	return 0;
+}
+
+/*
+ * The reopen of an unmapped memfd through /proc/@pid/@dir/@name must fail
+ * with ENXIO, as a memfd_secret() file's does; the same reopen of the
+ * plain memfd at @plain_name must work and read PLAIN_BYTE, so that the
+ * refusal cannot be /proc's own access check failing.
+ */
+static bool reopen_refused(pid_t pid, const char *dir, const char *plain_name,
+			   const char *unmapped_name)
+{
+	unsigned char buf[256];
+	ssize_t n = -1;
+	int err;
+
+	err = reopen_and_read(pid, dir, plain_name, buf, sizeof(buf), &n);
+	if (err || n != sizeof(buf) || !all_bytes(buf, sizeof(buf), PLAIN_BYTE)) {
+		tap_diag("control: reopening /proc/%d/%s/%s: %s, read() %zd",
+			 (int)pid, dir, plain_name, err ? errname(err) : "opened", n);
+		return false;
+	}
+	memset(buf, 0, sizeof(buf));
+	err = reopen_and_read(pid, dir, unmapped_name, buf, sizeof(buf), &n);
+	if (!err) {
+		tap_diag("reopening /proc/%d/%s/%s worked; read() returned %zd%s",
+			 (int)pid, dir, unmapped_name, n,
+			 n > 0 && all_bytes(buf, n, UNMAPPED_BYTE) ? ": the owner's secret" : "");
+		return false;
+	}
+	if (err != ENXIO) {
+		tap_diag("reopening /proc/%d/%s/%s failed with %s, expected ENXIO",
+			 (int)pid, dir, unmapped_name, errname(err));
+		return false;
+	}
+	return true;
+}
+
+/* A plain and an unmapped memfd of one page, filled through write(). */
+static bool reopen_files(int *pfd, int *ufd)
+{
+	unsigned char page[4096];
+
+	*pfd = plain_memfd(page_size);
+	*ufd = umfd(page_size);
+	if (*pfd < 0 || *ufd < 0)
+		return false;
+	memset(page, PLAIN_BYTE, sizeof(page));
+	if (pwrite(*pfd, page, sizeof(page), 0) != (ssize_t)sizeof(page))
+		return false;
+	memset(page, UNMAPPED_BYTE, sizeof(page));
+	return pwrite(*ufd, page, sizeof(page), 0) == (ssize_t)sizeof(page);
+}
+
+/*
+ * Another process of the owner's user opens the owner's descriptor
+ * through /proc/PID/fd. Both run as nobody and are dumpable, so that
+ * /proc's PTRACE_MODE_READ check passes, as it does for the same user
+ * under Yama's ptrace_scope=1 (which only restricts attaching): only the
+ * file itself can refuse. The other process holds no descriptor of its
+ * own, and /proc/PID/mem, process_vm_readv() and ptrace cannot read the
+ * pages (the gup_* sub-tests).
+ */
+static enum tap_result test_reopen_proc_fd(void)
+{
+	char plain_name[16], unmapped_name[16], c;
+	int pfd, ufd, ctl[2], status;
+	pid_t owner;
+	bool ok;
+
+	expect(!setgroups(0, NULL) && !setresgid(NOBODY, NOBODY, NOBODY) &&
+	       !setresuid(NOBODY, NOBODY, NOBODY), "cannot become uid %d: %m", NOBODY);
+	/* Changing the uid made this process undumpable; the owner inherits it. */
+	expect(!prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "PR_SET_DUMPABLE: %m");
+	expect(reopen_files(&pfd, &ufd), "cannot create and fill the files: %m");
+	expect(!pipe(ctl), "pipe: %m");
+	fflush(stdout);
+	owner = fork();
+	expect(owner >= 0, "fork: %m");
+	if (!owner) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(ctl[1]);
+		while (read(ctl[0], &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	/* From here on only the owner holds the files. */
+	close(ctl[0]);
+	close(pfd);
+	close(ufd);
+	snprintf(plain_name, sizeof(plain_name), "%d", pfd);
+	snprintf(unmapped_name, sizeof(unmapped_name), "%d", ufd);
+	ok = reopen_refused(owner, "fd", plain_name, unmapped_name);
+	close(ctl[1]);
+	expect(waitpid(owner, &status, 0) == owner && WIFEXITED(status) &&
+	       !WEXITSTATUS(status), "the owner failed (status %#x)", status);
+	return ok ? TAP_PASS : TAP_FAIL;
+}
+
+/*
+ * The owner itself, as root, reopening its files through /proc/self/fd
+ * and its mappings through /proc/self/map_files (which needs
+ * CAP_SYS_ADMIN): the unmapped file is refused on both paths.
+ */
+static enum tap_result test_reopen_self(void)
+{
+	char plain_name[40], unmapped_name[40];
+	unsigned char *plain, *unmapped;
+	int pfd, ufd;
+
+	expect(reopen_files(&pfd, &ufd), "cannot create and fill the files: %m");
+	snprintf(plain_name, sizeof(plain_name), "%d", pfd);
+	snprintf(unmapped_name, sizeof(unmapped_name), "%d", ufd);
+	expect(reopen_refused(getpid(), "fd", plain_name, unmapped_name),
+	       "/proc/self/fd");
+
+	plain = map_rw(pfd, page_size);
+	unmapped = map_rw(ufd, page_size);
+	expect(plain && unmapped, "cannot map the files");
+	snprintf(plain_name, sizeof(plain_name), "%lx-%lx", (unsigned long)plain,
+		 (unsigned long)plain + page_size);
+	snprintf(unmapped_name, sizeof(unmapped_name), "%lx-%lx", (unsigned long)unmapped,
+		 (unsigned long)unmapped + page_size);
+	expect(reopen_refused(getpid(), "map_files", plain_name, unmapped_name),
+	       "/proc/self/map_files");
+	return TAP_PASS;
+}
+
 static enum tap_result test_gup_vmsplice(void)
 {
 	unsigned char buf[256], *plain, *unmapped;
@@ -1784,6 +1930,10 @@ static const struct subtest subtests[] = {
 	{ "gup_proc_mem", "gup: /proc/PID/mem access to an unmapped page is EIO",
 	  test_gup_proc_mem },
 	{ "gup_vmsplice", "gup: vmsplice of an unmapped page is EFAULT", test_gup_vmsplice },
+	{ "reopen_proc_fd", "reopen: another process of the same user cannot reopen the file through /proc/PID/fd (ENXIO)",
+	  test_reopen_proc_fd },
+	{ "reopen_self", "reopen: /proc/self/fd and /proc/self/map_files refuse the file (ENXIO)",
+	  test_reopen_self },
 	{ "fork_shared", "fork: the child shares the fd and the MAP_SHARED mapping",
 	  test_fork_shared },
 	{ "fork_dontfork", "fork: a MADV_DONTFORK mapping is SIGSEGV in the child",

@@ -24,10 +24,11 @@
  *
  * [reopen]: the test re-opens the memfd through /proc/self/fd/N
  * (mfd_assert_shrink() with O_TRUNC, mfd_assert_reopen_fd(),
- * mfd_assert_open()). An MFD_UNMAPPED memfd is an anonymous secretmem
- * inode, which open() may refuse (ENXIO, no_open_fops): that is probed
- * once, and if it is refused these tests are reported as SKIP with the
- * reason, not run to a certain abort(). test_seal_shrink and
+ * mfd_assert_open()). An MFD_UNMAPPED memfd refuses that open (ENXIO, as
+ * memfd_secret() does; memfd_unmapped_test's reopen_* sub-tests assert
+ * it, and its seal_* sub-tests cover these seals): the refusal is probed
+ * once and these tests are reported as SKIP with the reason, not run to
+ * a certain abort(). test_seal_shrink and
  * test_seal_resize also call mfd_fail_open() (O_TRUNC must fail under
  * F_SEAL_SHRINK); without re-open support that assertion holds for the
  * wrong reason, the ftruncate() assertions next to it still hold for the
@@ -282,7 +283,7 @@ int main(void)
 	memfd_str = "memfd-unmapped:";
 	reopen = reopen_errno();
 	snprintf(reason, sizeof(reason),
-		 "re-opening an MFD_UNMAPPED memfd through /proc/self/fd fails (%s)",
+		 "needs a re-open through /proc/self/fd, which MFD_UNMAPPED refuses (%s)",
 		 strerrorname_np(reopen) ? strerrorname_np(reopen) : "?");
 	tap_diag("re-open through /proc/self/fd: %s", reopen ? reason : "works");
 
