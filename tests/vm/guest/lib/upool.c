@@ -494,7 +494,7 @@ int upool_wait_empty(double timeout)
 		if (empty)
 			return 0;
 		if (upool_now() > end) {
-			tap_diag("node%d still has %llu free unmapped bytes after %.0f s with every knob at 0",
+			tap_diag("FAIL: node%d still has %llu free unmapped bytes after %.0f s with every knob at 0",
 				 upool.node[i].id, free_bytes, timeout);
 			return -ETIMEDOUT;
 		}
