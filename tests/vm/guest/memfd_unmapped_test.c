@@ -1607,7 +1607,7 @@ static enum tap_result test_reopen_self(void)
 {
 	char plain_name[40], unmapped_name[40];
 	unsigned char *plain, *unmapped;
-	int pfd, ufd;
+	int pfd, ufd, sfd;
 
 	expect(reopen_files(&pfd, &ufd), "cannot create and fill the files: %m");
 	snprintf(plain_name, sizeof(plain_name), "%d", pfd);
@@ -1624,6 +1624,13 @@ static enum tap_result test_reopen_self(void)
 		 (unsigned long)unmapped + page_size);
 	expect(reopen_refused(getpid(), "map_files", plain_name, unmapped_name),
 	       "/proc/self/map_files");
+
+	/* The same as for a memfd_secret() file, which never could. */
+	sfd = syscall(__NR_memfd_secret, O_CLOEXEC);
+	expect(sfd >= 0, "memfd_secret: %m");
+	snprintf(unmapped_name, sizeof(unmapped_name), "/proc/self/fd/%d", sfd);
+	expect_err(open(unmapped_name, O_RDONLY | O_CLOEXEC), ENXIO,
+		   "reopening a memfd_secret file through /proc/self/fd");
 	return TAP_PASS;
 }
 
@@ -1932,7 +1939,7 @@ static const struct subtest subtests[] = {
 	{ "gup_vmsplice", "gup: vmsplice of an unmapped page is EFAULT", test_gup_vmsplice },
 	{ "reopen_proc_fd", "reopen: another process of the same user cannot reopen the file through /proc/PID/fd (ENXIO)",
 	  test_reopen_proc_fd },
-	{ "reopen_self", "reopen: /proc/self/fd and /proc/self/map_files refuse the file (ENXIO)",
+	{ "reopen_self", "reopen: /proc/self/fd and /proc/self/map_files refuse the file (ENXIO), as for memfd_secret",
 	  test_reopen_self },
 	{ "fork_shared", "fork: the child shares the fd and the MAP_SHARED mapping",
 	  test_fork_shared },
