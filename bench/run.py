@@ -59,8 +59,23 @@ KERNEL_CASES = (
     "patched.memfd_unmapped_refill",
 )
 # Not targets, measured beside them (meta.supplementary): secretmem with an
-# empty pool, and the warm case with the mermap's deferred flush.
-SUPPLEMENT_CASES = ("patched.memfd_secret_cold", "patched.memfd_unmapped_warm_deferred")
+# empty pool, and the warm and refill cases with the mermap's deferred
+# flush (flush_on_free=deferred).
+SUPPLEMENT_CASES = ("patched.memfd_secret_cold", "patched.memfd_unmapped_warm_deferred",
+                    "patched.memfd_unmapped_refill_deferred")
+# Supplementary too: write() then read() of MFD_UNMAPPED from a filled pool
+# (fault_bench read --pool warm) in both flush modes, allocations and
+# mermap copies alternating.
+SUPPLEMENT_READ_CASES = ("patched.memfd_unmapped_rw_warm",
+                         "patched.memfd_unmapped_rw_warm_deferred")
+# The rows of results.md's "flush_on_free: immediate vs deferred" table:
+# (case, section, flush_on_free).
+FLUSH_MODE_ROWS = (("patched.memfd_unmapped_warm", "kernel", "immediate"),
+                   ("patched.memfd_unmapped_warm_deferred", "kernel", "deferred"),
+                   ("patched.memfd_unmapped_refill", "kernel", "immediate"),
+                   ("patched.memfd_unmapped_refill_deferred", "kernel", "deferred"),
+                   ("patched.memfd_unmapped_rw_warm", "read", "immediate"),
+                   ("patched.memfd_unmapped_rw_warm_deferred", "read", "deferred"))
 KERNEL_FIGURES = ("fault_mib_s", "tlb_flushes_per_mib", "directmap4k_kib_per_gib",
                   "alloc_p99_us")
 # Also printed by fault_bench; kept in meta.kernel_extra.
@@ -70,7 +85,8 @@ KERNEL_EXTRA = ("call_ipis_per_mib", "ipi_bound_flushes_per_mib", "nr_tlb_remote
                 "alloc_max_us", "fault_seconds", "clock_gettime_ns",
                 "unmapped_block_unmap", "unmapped_alloc_pool", "unmapped_alloc_convert",
                 "unmapped_alloc_fail", "unmapped_tlb_flush", "unmapped_mermap_flush",
-                "unmapped_alloc_prezeroed", "direct_map_2m_splits", "direct_map_1g_splits",
+                "unmapped_alloc_prezeroed", "unmapped_tlb_flushes_per_mib",
+                "mermap_flushes_per_mib", "direct_map_2m_splits", "direct_map_1g_splits",
                 "local_flush_all_per_fault", "local_flush_one_per_fault", "pgfaults_per_page",
                 "timer_irqs_per_s", "resched_ipis", "own_switches", "switches_per_s")
 # KVM guest_memfd population (fault_bench fault guest_memfd[_nodm]): a
@@ -100,6 +116,13 @@ OTHER_EXTRA = ("fork_exit_p99_us", "local_flush_all_per_round", "local_flush_one
                "nr_tlb_remote_flush_per_round", "call_ipis_per_round", "switches_per_round")
 READ_CASES = ("patched.memfd", "patched.memfd_unmapped")
 READ_FIGURES = ("read_mib_s",)
+# Also printed by fault_bench read (the write() fill is timed too, and the
+# unmapped allocator's global flushes and the mermap's local ones are
+# counted per MiB of each phase); kept in meta.read_extra, and for the
+# supplementary read cases in meta.supplementary.
+READ_EXTRA = ("read_seconds", "write_mib_s", "write_seconds",
+              "write_unmapped_tlb_flushes_per_mib", "write_mermap_flushes_per_mib",
+              "read_unmapped_tlb_flushes_per_mib", "read_mermap_flushes_per_mib")
 # Names in results.json <- fields of the "mermap_cost:" line.
 MERMAP_FIGURES = (("mermap_pair_ns", "pair_immediate_ns"),
                   ("mermap_pair_deferred_ns", "pair_deferred_ns"),
@@ -382,7 +405,7 @@ def parse_boot(boot, samples):
                 if msg not in samples.problems:
                     samples.problems.append(msg)
                 continue
-            section = "read" if figure.startswith("read_") else \
+            section = "read" if figure.startswith(("read_", "write_")) else \
                 "gmem" if ".guest_memfd" in case else \
                 "others" if case.split(".", 1)[-1] in OTHER_KINDS else "kernel"
             samples.add(section, boot.vcpus, case, figure, v)
@@ -474,6 +497,7 @@ def build_results(args, samples, boots, host_json, started):
     spread = {"kernel": {}, "gmem": {}, "others": {}, "read": {}, "mermap": {}, "icount": {},
               "mermap_icount": {}, "scale": {}}
     extra = {}
+    read_extra = {}
     supplement = {}
     missing = []
     for vcpus in args.vcpus:
@@ -517,12 +541,23 @@ def build_results(args, samples, boots, host_json, started):
                     extra[vk][case] = {fig: summary(samples.get("others", vcpus, case, fig))
                                        for fig in KERNEL_EXTRA + OTHER_EXTRA
                                        if samples.get("others", vcpus, case, fig)}
-            res["read"][vk], spread["read"][vk] = {}, {}
+            res["read"][vk], spread["read"][vk], read_extra[vk] = {}, {}, {}
             for case in READ_CASES:
                 res["read"][vk][case], spread["read"][vk][case] = {}, {}
                 for fig in READ_FIGURES:
                     record(res, spread, missing, "read", vk, case, fig,
                            summary(samples.get("read", vcpus, case, fig)))
+                read_extra[vk][case] = {fig: summary(samples.get("read", vcpus, case, fig))
+                                        for fig in READ_EXTRA
+                                        if samples.get("read", vcpus, case, fig)}
+            for case in SUPPLEMENT_READ_CASES:
+                figs = {fig: summary(samples.get("read", vcpus, case, fig))
+                        for fig in READ_FIGURES + READ_EXTRA
+                        if samples.get("read", vcpus, case, fig)}
+                if figs:
+                    supplement[vk][case] = figs
+                else:
+                    missing.append(f"read {vk} {case} (supplementary)")
             res["mermap"][vk], spread["mermap"][vk] = {}, {}
             for name in [n for n, _ in MERMAP_FIGURES] + list(REFILL_FIGURES):
                 s = summary(samples.get("mermap", vcpus, "mermap", name))
@@ -626,6 +661,7 @@ def build_results(args, samples, boots, host_json, started):
         },
         "spread": spread,
         "kernel_extra": extra,
+        "read_extra": read_extra,
         "supplementary": supplement,
         "userspace_meta": user_meta,
         "boots": [{"name": b.name, "status": b.status, "seconds": rnd(b.seconds),
@@ -799,6 +835,55 @@ def targets(res, args):
     return out
 
 
+def flush_mode_rows(res, vk):
+    """The figures of FLUSH_MODE_ROWS at vk: (case, mode, {name: spread})."""
+    meta = res["meta"]
+    sup = meta.get("supplementary", {}).get(vk, {})
+    out = []
+    for case, section, mode in FLUSH_MODE_ROWS:
+        if case in sup:
+            figs = sup[case]
+        elif section == "kernel":
+            figs = dict(meta["spread"]["kernel"].get(vk, {}).get(case, {}))
+            figs.update(meta["kernel_extra"].get(vk, {}).get(case, {}))
+        else:
+            continue
+        if any(figs.values()):
+            out.append((case, mode, figs))
+    return out
+
+
+def flush_mode_table(res, vk):
+    """results.md: what flush_on_free=deferred costs beside immediate."""
+    rows = []
+    for case, mode, figs in flush_mode_rows(res, vk):
+        def med(f):
+            return fmt(figs[f]["median"]) if figs.get(f) else "-"
+        if "fault_mib_s" in figs:
+            glob, local = med("unmapped_tlb_flushes_per_mib"), med("mermap_flushes_per_mib")
+        else:
+            glob = f"{med('write_unmapped_tlb_flushes_per_mib')} / " \
+                   f"{med('read_unmapped_tlb_flushes_per_mib')}"
+            local = f"{med('write_mermap_flushes_per_mib')} / {med('read_mermap_flushes_per_mib')}"
+        rows.append([f"`{case}`", mode, fmt_spread(figs.get("fault_mib_s")),
+                     fmt_spread(figs.get("write_mib_s")), fmt_spread(figs.get("read_mib_s")),
+                     glob, local])
+    if not rows:
+        return []
+    lines = ["### flush_on_free: immediate vs deferred", "",
+             "MFD_UNMAPPED from a filled pool (`warm`) and with secmemd's knobs (`refill`): "
+             "the fault-in loop, and (`rw_warm`) `write()` of the file in 1 MiB chunks, then "
+             "`read()` of it. Global flushes: `unmapped_tlb_flush` per MiB, a flush of every "
+             "CPU's TLB by the unmapped allocator (in `deferred` mode before it hands out a "
+             "page after mermap unmaps); local: `unmapped_mermap_flush` per MiB, the "
+             "mermap's own flushes on this CPU; for `rw_warm` the write phase / the read "
+             "phase. Medians (min–max) of the boots; supplementary, no target.", ""]
+    lines += md_table(["case", "`flush_on_free`", "`fault_mib_s`", "`write_mib_s`",
+                       "`read_mib_s`", "global flushes/MiB", "mermap local flushes/MiB"], rows)
+    lines.append("")
+    return lines
+
+
 def markdown(res):
     meta = res["meta"]
     lines = ["# secmem benchmark results", ""]
@@ -854,18 +939,19 @@ def markdown(res):
                            "p50 µs", "max µs"], rows)
         lines.append("")
         sup = meta.get("supplementary", {}).get(vk, {})
-        if sup:
+        if any(case in sup for case in SUPPLEMENT_CASES):
             lines.append("Supplementary cases (not targets): secretmem with an empty pool, "
-                         "and the warm case with `flush_on_free=deferred`.")
+                         "and the warm and refill cases with `flush_on_free=deferred`.")
             lines.append("")
-            rows = [[f"`{case}`"] + [fmt_spread(figs.get(f)) for f in
+            rows = [[f"`{case}`"] + [fmt_spread(sup[case].get(f)) for f in
                                      ("fault_mib_s", "tlb_flushes_per_mib",
                                       "directmap4k_kib_per_gib", "alloc_p50_us",
                                       "alloc_p99_us")]
-                    for case, figs in sup.items()]
+                    for case in SUPPLEMENT_CASES if case in sup]
             lines += md_table(["case", "`fault_mib_s`", "`tlb_flushes_per_mib`",
                                "`directmap4k_kib_per_gib`", "p50 µs", "`alloc_p99_us`"], rows)
             lines.append("")
+        lines += flush_mode_table(res, vk)
     for vk in res["gmem"]:
         lines.append(f"## KVM guest_memfd: population of {meta['guest_memfd_mib']} MiB of a "
                      f"VM's private memory, {vk.split('_')[1]} vCPUs")
@@ -910,9 +996,11 @@ def markdown(res):
     for vk in res["read"]:
         lines.append(f"## read() of 1 MiB chunks, patched kernel, {vk.split('_')[1]} vCPUs")
         lines.append("")
-        rows = [[f"`{case}`", fmt_spread(spread["read"][vk][case]["read_mib_s"])]
+        rex = meta.get("read_extra", {}).get(vk, {})
+        rows = [[f"`{case}`", fmt_spread(spread["read"][vk][case]["read_mib_s"]),
+                 fmt_spread(rex.get(case, {}).get("write_mib_s"))]
                 for case in res["read"][vk]]
-        lines += md_table(["file", "`read_mib_s`"], rows)
+        lines += md_table(["file", "`read_mib_s`", "`write_mib_s` (the fill)"], rows)
         lines.append("")
     if res["mermap"]:
         lines.append("## mermap and pool refill (KUnit `mermap_test_cost`, "

@@ -62,10 +62,18 @@
  * anonymous memory, the child's _exit() and waitpid(), --rounds (200)
  * times: fork_exit_us (median round), fork_exit_p99_us, forks_per_s.
  *
- * read: fill a file of --size MiB by write(), then time read() of it in
- * --chunk KiB (1024) chunks into a buffer that is already faulted in:
- * read_mib_s. On an MFD_UNMAPPED memfd every page is copied through the
- * kernel's mermap.
+ * read: fill a file of --size MiB by write() in --chunk KiB (1024) chunks,
+ * timed (write_mib_s: each write() allocates the chunk's pages and copies
+ * into them), then time read() of it in chunks of the same size into a
+ * buffer that is already faulted in: read_mib_s. On an MFD_UNMAPPED memfd
+ * every page is copied through the kernel's mermap, both ways. Where the
+ * kernel counts them, the unmapped allocator's global TLB flushes
+ * (unmapped_tlb_flush) and the mermap's local flushes
+ * (unmapped_mermap_flush) per MiB of each phase:
+ * write_unmapped_tlb_flushes_per_mib, write_mermap_flushes_per_mib,
+ * read_unmapped_tlb_flushes_per_mib, read_mermap_flushes_per_mib. (fault
+ * prints the same two per MiB of its loop: unmapped_tlb_flushes_per_mib,
+ * mermap_flushes_per_mib.)
  *
  * --pool cold|warm|refill (patched kernels only) prepares the pool of
  * unmapped pageblocks first: cold empties it (every node's pool_target and
@@ -817,10 +825,14 @@ static void run_fault(enum kind k)
 		figure("unmapped_alloc_pool", D(C_ALLOC_POOL));
 		figure("unmapped_alloc_convert", D(C_ALLOC_CONVERT));
 		figure("unmapped_alloc_fail", D(C_ALLOC_FAIL));
-		if (before[C_UNMAPPED_TLB_FLUSH] >= 0)
+		if (before[C_UNMAPPED_TLB_FLUSH] >= 0) {
 			figure("unmapped_tlb_flush", D(C_UNMAPPED_TLB_FLUSH));
-		if (before[C_MERMAP_FLUSH] >= 0)
+			figure("unmapped_tlb_flushes_per_mib", D(C_UNMAPPED_TLB_FLUSH) / mib);
+		}
+		if (before[C_MERMAP_FLUSH] >= 0) {
 			figure("unmapped_mermap_flush", D(C_MERMAP_FLUSH));
+			figure("mermap_flushes_per_mib", D(C_MERMAP_FLUSH) / mib);
+		}
 		if (before[C_PREZEROED] >= 0)
 			figure("unmapped_alloc_prezeroed", D(C_PREZEROED));
 	}
@@ -839,10 +851,33 @@ static void run_fault(enum kind k)
 
 /* --- read ----------------------------------------------------------------- */
 
+/*
+ * Per MiB of one phase of run_read(): the unmapped allocator's global
+ * flushes (unmapped_tlb_flush: every CPU's TLB, as before handing out a
+ * page after a deferred mermap unmap) and the mermap's local flushes
+ * (unmapped_mermap_flush). Nothing on a kernel without the counters.
+ */
+static void phase_flushes(const char *phase, const long long *before,
+			  const long long *after, double mib)
+{
+	char name[64];
+
+	if (before[C_UNMAPPED_TLB_FLUSH] >= 0 && after[C_UNMAPPED_TLB_FLUSH] >= 0) {
+		snprintf(name, sizeof(name), "%s_unmapped_tlb_flushes_per_mib", phase);
+		figure(name, (double)(after[C_UNMAPPED_TLB_FLUSH] -
+				      before[C_UNMAPPED_TLB_FLUSH]) / mib);
+	}
+	if (before[C_MERMAP_FLUSH] >= 0 && after[C_MERMAP_FLUSH] >= 0) {
+		snprintf(name, sizeof(name), "%s_mermap_flushes_per_mib", phase);
+		figure(name, (double)(after[C_MERMAP_FLUSH] - before[C_MERMAP_FLUSH]) / mib);
+	}
+}
+
 static void run_read(enum kind k)
 {
 	size_t size = opt.size_mib << 20, chunk = opt.chunk_kib << 10, done;
-	double t0, t1;
+	long long c_write[NCTR], c_read[NCTR], c_end[NCTR];
+	double mib = (double)opt.size_mib, w0, w1, t0, t1;
 	char *buf;
 	int fd;
 
@@ -856,11 +891,22 @@ static void run_read(enum kind k)
 	fd = open_file(k, size, false);
 	if (opt.pool)
 		pool_prepare();
+	/*
+	 * The fill: chunk i holds byte i & 0xff at its first and last
+	 * position (all that is checked below), so that the timed loop is
+	 * write() and nothing else: each write() allocates the chunk's pages
+	 * and copies into them (through the mermap on an MFD_UNMAPPED file).
+	 */
+	memset(buf, 0, chunk);
+	read_counters(c_write, NULL);
+	w0 = now();
 	for (done = 0; done < size; done += chunk) {
-		memset(buf, (int)(done / chunk) & 0xff, chunk);
+		buf[0] = buf[chunk - 1] = (char)((done / chunk) & 0xff);
 		if (write(fd, buf, chunk) != (ssize_t)chunk)
 			die("write at %zu: %s", done, strerror(errno));
 	}
+	w1 = now();
+	read_counters(c_read, NULL);
 	memset(buf, 0xa5, chunk);
 
 	t0 = now();
@@ -869,6 +915,7 @@ static void run_read(enum kind k)
 			die("read at %zu: %s", done, strerror(errno));
 	}
 	t1 = now();
+	read_counters(c_end, NULL);
 	/* The last chunk read must hold what was written there. */
 	if (buf[0] != (char)((size / chunk - 1) & 0xff) ||
 	    buf[chunk - 1] != (char)((size / chunk - 1) & 0xff))
@@ -876,6 +923,10 @@ static void run_read(enum kind k)
 
 	figure("read_mib_s", (double)opt.size_mib / (t1 - t0));
 	figure("read_seconds", t1 - t0);
+	figure("write_mib_s", mib / (w1 - w0));
+	figure("write_seconds", w1 - w0);
+	phase_flushes("write", c_write, c_read, mib);
+	phase_flushes("read", c_read, c_end, mib);
 	close(fd);
 	free(buf);
 }
@@ -1087,7 +1138,7 @@ static void usage(FILE *f)
 "       %s [options] forkexit anon\n"
 "       %s [options] scale memfd|memfd_secret|memfd_unmapped\n"
 "  --size MIB        file size (default 256)\n"
-"  --chunk KIB       read: size of one read() (default 1024)\n"
+"  --chunk KIB       read: size of one write() and one read() (default 1024)\n"
 "  --pool cold|warm|refill  patched kernels: empty or fill the unmapped pool\n"
 "                    first, or set secmemd's default knobs from empty\n"
 "  --pool-timeout S  give up waiting for the pool after S seconds (120)\n"
