@@ -111,6 +111,7 @@
  */
 #define FRAG_MIN_FREE_KB	"8192"
 #define MIN_FREE_PATH		"/proc/sys/vm/min_free_kbytes"
+#define PROACTIVE_PATH		"/proc/sys/vm/compaction_proactiveness"
 
 #define PM_PFN_MASK		((1ULL << 55) - 1)
 #define PM_PRESENT		(1ULL << 63)
@@ -360,11 +361,8 @@ static long long read_ll(const char *path)
 	return strtoll(buf, NULL, 10);
 }
 
-/*
- * Make the fragmented state. Returns the free memory left in small holes
- * (MemFree, bytes), -2 when the state came out not fragmented, or -1.
- */
-static long long fragment_once(struct hog *h, bool pin)
+/* fragment_once(), with proactive compaction off. */
+static long long fragment_once_proactive_off(struct hog *h, bool pin)
 {
 	long long floor, blocks, memfree;
 	double t0 = upool_now();
@@ -415,6 +413,35 @@ static long long fragment_once(struct hog *h, bool pin)
 		return -2;
 	}
 	return memfree;
+}
+
+/*
+ * Make the fragmented state. Returns the free memory left in small holes
+ * (MemFree, bytes), -2 when the state came out not fragmented, or -1.
+ */
+static long long fragment_once(struct hog *h, bool pin)
+{
+	char proactive[32];
+	long long ret;
+
+	/*
+	 * Proactive compaction (every half second while the fragmentation
+	 * score is high) migrates the pages about to be kept, and punching
+	 * then frees their old pageblocks: the slower the guest, the more
+	 * rounds it gets. Off while fragmenting, as found afterwards.
+	 */
+	if (upool_read_file(PROACTIVE_PATH, proactive, sizeof(proactive)) <= 0 ||
+	    upool_write_str(PROACTIVE_PATH, "0")) {
+		tap_diag("FAIL: cannot turn off %s", PROACTIVE_PATH);
+		return -1;
+	}
+	ret = fragment_once_proactive_off(h, pin);
+	proactive[strcspn(proactive, "\n")] = 0;
+	if (upool_write_str(PROACTIVE_PATH, proactive)) {
+		tap_diag("FAIL: cannot restore %s to %s", PROACTIVE_PATH, proactive);
+		return -1;
+	}
+	return ret;
 }
 
 /*
