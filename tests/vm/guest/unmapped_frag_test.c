@@ -29,9 +29,9 @@
  *    asked for as unmapped memory: two thirds through MFD_UNMAPPED memfds, one third
  *    through memfd_secret, every page faulted in and timed. Goals (issue
  *    18): at least 90 % of the free memory obtained, 90 % of it from
- *    whole pageblocks (failing below FRAG_WHOLE_MIN_PCT) (the pool or a conversion, /proc/vmstat
+ *    whole pageblocks, the pool or a conversion (/proc/vmstat
  *    unmapped_alloc_pool/_convert, not the per-page fallback counted by
- *    unmapped_alloc_fail), no OOM kill, no fault slower than 1 s,
+ *    unmapped_alloc_fail; the case fails below FRAG_WHOLE_MIN_PCT), no OOM kill, no fault slower than 1 s,
  *    DirectMap4k growing by no more than the per-page fallbacks can
  *    explain. Figures: fractions, conversions, compaction, latency
  *    p50/p99/max, DirectMap4k.
