@@ -500,6 +500,21 @@ def build_results(args, samples, boots, host_json, started):
     read_extra = {}
     supplement = {}
     missing = []
+
+    def summaries(section, vcpus, case, figs):
+        """The summary of each of @figs that @case has samples of."""
+        return {fig: summary(samples.get(section, vcpus, case, fig))
+                for fig in figs if samples.get(section, vcpus, case, fig)}
+
+    def add_supplementary(section, vcpus, cases, figs):
+        vk = vkey(vcpus)
+        for case in cases:
+            figures = summaries(section, vcpus, case, figs)
+            if figures:
+                supplement[vk][case] = figures
+            else:
+                missing.append(f"{section} {vk} {case} (supplementary)")
+
     for vcpus in args.vcpus:
         vk = vkey(vcpus)
         if args.only in (None, "kernel"):
@@ -509,27 +524,16 @@ def build_results(args, samples, boots, host_json, started):
                 for fig in KERNEL_FIGURES:
                     record(res, spread, missing, "kernel", vk, case, fig,
                            summary(samples.get("kernel", vcpus, case, fig)))
-                extra[vk][case] = {fig: summary(samples.get("kernel", vcpus, case, fig))
-                                   for fig in KERNEL_EXTRA
-                                   if samples.get("kernel", vcpus, case, fig)}
+                extra[vk][case] = summaries("kernel", vcpus, case, KERNEL_EXTRA)
             supplement[vk] = {}
-            for case in SUPPLEMENT_CASES:
-                figs = {fig: summary(samples.get("kernel", vcpus, case, fig))
-                        for fig in KERNEL_FIGURES + KERNEL_EXTRA
-                        if samples.get("kernel", vcpus, case, fig)}
-                if figs:
-                    supplement[vk][case] = figs
-                else:
-                    missing.append(f"kernel {vk} {case} (supplementary)")
+            add_supplementary("kernel", vcpus, SUPPLEMENT_CASES, KERNEL_FIGURES + KERNEL_EXTRA)
             res["gmem"][vk], spread["gmem"][vk] = {}, {}
             for case in GMEM_CASES:
                 res["gmem"][vk][case], spread["gmem"][vk][case] = {}, {}
                 for fig in GMEM_FIGURES:
                     record(res, spread, missing, "gmem", vk, case, fig,
                            summary(samples.get("gmem", vcpus, case, fig)))
-                extra[vk][case] = {fig: summary(samples.get("gmem", vcpus, case, fig))
-                                   for fig in KERNEL_EXTRA
-                                   if samples.get("gmem", vcpus, case, fig)}
+                extra[vk][case] = summaries("gmem", vcpus, case, KERNEL_EXTRA)
             res["others"][vk], spread["others"][vk] = {}, {}
             for kind in OTHER_KINDS:
                 for flavor in FLAVORS:
@@ -538,26 +542,16 @@ def build_results(args, samples, boots, host_json, started):
                     for fig in OTHER_FIGURES[kind]:
                         record(res, spread, missing, "others", vk, case, fig,
                                summary(samples.get("others", vcpus, case, fig)))
-                    extra[vk][case] = {fig: summary(samples.get("others", vcpus, case, fig))
-                                       for fig in KERNEL_EXTRA + OTHER_EXTRA
-                                       if samples.get("others", vcpus, case, fig)}
+                    extra[vk][case] = summaries("others", vcpus, case,
+                                                KERNEL_EXTRA + OTHER_EXTRA)
             res["read"][vk], spread["read"][vk], read_extra[vk] = {}, {}, {}
             for case in READ_CASES:
                 res["read"][vk][case], spread["read"][vk][case] = {}, {}
                 for fig in READ_FIGURES:
                     record(res, spread, missing, "read", vk, case, fig,
                            summary(samples.get("read", vcpus, case, fig)))
-                read_extra[vk][case] = {fig: summary(samples.get("read", vcpus, case, fig))
-                                        for fig in READ_EXTRA
-                                        if samples.get("read", vcpus, case, fig)}
-            for case in SUPPLEMENT_READ_CASES:
-                figs = {fig: summary(samples.get("read", vcpus, case, fig))
-                        for fig in READ_FIGURES + READ_EXTRA
-                        if samples.get("read", vcpus, case, fig)}
-                if figs:
-                    supplement[vk][case] = figs
-                else:
-                    missing.append(f"read {vk} {case} (supplementary)")
+                read_extra[vk][case] = summaries("read", vcpus, case, READ_EXTRA)
+            add_supplementary("read", vcpus, SUPPLEMENT_READ_CASES, READ_FIGURES + READ_EXTRA)
             res["mermap"][vk], spread["mermap"][vk] = {}, {}
             for name in [n for n, _ in MERMAP_FIGURES] + list(REFILL_FIGURES):
                 s = summary(samples.get("mermap", vcpus, "mermap", name))
