@@ -128,12 +128,29 @@ class Line:
 # A failed result's lines that say why, written under it in the TAP file
 # (at most MAX_WHY_LINES), so that the summary of a long run shows them.
 WHY_RE = re.compile(r"\bFAIL\b|\bnot ok\b|timed out|Bail out")
-MAX_WHY_LINES = 4
+MAX_WHY_LINES = 5
+# A KUnit expectation that failed, and the lines of its message under it
+# ("Expected a == b, but", then each side's value).
+KUNIT_WHY_RE = re.compile(r"\b(EXPECTATION|ASSERTION) FAILED at ")
+KUNIT_WHY_MORE = 3
 
 
 def failure_lines(diag):
     texts = [d.text if isinstance(d, Line) else d for d in diag]
-    return [t.lstrip("# ").strip() for t in texts if WHY_RE.search(t)][:MAX_WHY_LINES]
+    why = []
+    more = 0
+    for t in texts:
+        if KUNIT_WHY_RE.search(t):
+            more = KUNIT_WHY_MORE
+        elif more and not t.lstrip().startswith("#"):
+            more -= 1
+        elif WHY_RE.search(t):
+            more = 0
+        else:
+            more = 0
+            continue
+        why.append(t.lstrip("# ").strip())
+    return why[:MAX_WHY_LINES]
 
 
 class Result:

@@ -6,6 +6,8 @@
 #   args: EXTRA CHECKER ARGUMENTS     (optional)
 #   exit: STATUS                      (the checker's exit status)
 #   output: TEXT                      (any number: must appear in its output)
+#   tap: TEXT                         (any number: must appear in the TAP it
+#                                      writes, which the run's summary shows)
 # Lines starting with "#" are comments.
 #
 # Prints TAP and writes it to $BUILD/results/vm-checker.tap as well.
@@ -32,7 +34,7 @@ logs=("$here"/*.log)
 # check_one NAME: run the checker on NAME.log; prints why it fails, if so.
 check_one() {
 	local name=$1 expect=$here/$1.expect line key value want_exit=
-	local -a args=() wants=()
+	local -a args=() wants=() tap_wants=()
 	[ -f "$expect" ] || {
 		echo "missing $name.expect"
 		return 1
@@ -47,6 +49,7 @@ check_one() {
 		args) read -r -a args <<<"$value" ;;
 		exit) want_exit=$value ;;
 		output) wants+=("$value") ;;
+		tap) tap_wants+=("$value") ;;
 		*)
 			echo "$name.expect: unknown key '$key'"
 			return 1
@@ -71,6 +74,12 @@ check_one() {
 			bad=1
 		fi
 	done
+	for want in "${tap_wants[@]}"; do
+		if ! grep -qF -- "$want" "$tap" 2>/dev/null; then
+			echo "TAP lacks: $want"
+			bad=1
+		fi
+	done
 	if ! tail -n 1 "$out" | grep -qE '^guest: [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$'; then
 		echo "last line is not the 'guest: N passed, N failed' summary"
 		bad=1
@@ -82,6 +91,8 @@ check_one() {
 	if [ "$bad" = 1 ]; then
 		echo "checker output:"
 		sed 's/^/  /' "$out"
+		echo "TAP written:"
+		sed 's/^/  /' "$tap" 2>/dev/null || true
 	fi
 	return "$bad"
 }
