@@ -30,11 +30,15 @@
  *  failslab        failslab, every slab allocation of the workload's tasks
  *  fail_page_alloc fail_page_alloc, every page allocation of the workload's
  *                  tasks
+ *  release         failslab and fail_page_alloc, every allocation of the
+ *                  one thread that makes the shrinker give pageblocks back
+ *                  (test_release() says what it asserts)
  *
  * The injectable functions are the series' (ALLOW_ERROR_INJECTION). Not
- * injected: set_memory_p() when a block goes back to the direct map (the
- * kernel warns if it fails, and the debug guest panics on a warning) and
- * mermap_map_reserved(), which cannot fail once the mm is prepared.
+ * injected: making a block present again in the direct map (the kernel
+ * warns if it fails, and the debug guest panics on a warning) and
+ * mermap_map_reserved(), which cannot fail once its window is set aside at
+ * boot.
  *
  * The workload: two threads that each fork short-lived jobs (a fresh mm
  * each, so that the mermap is set up again) which create an MFD_UNMAPPED
@@ -1151,6 +1155,156 @@ static enum tap_result test_refill_retry(void)
 	return back_to_zero() ? TAP_PASS : TAP_FAIL;
 }
 
+/* --- a release under allocation failure ------------------------------------------ */
+
+#define RELEASE_BLOCKS		4
+#define RELEASE_DROPS		8
+#define RELEASE_SLAB_SPACE	"64"
+
+/* The child: a marker in every page of an MFD_UNMAPPED file, left unclosed. */
+static int release_child(uint64_t *pfns, unsigned int npages)
+{
+	size_t bytes = (size_t)npages * UPOOL_PAGE;
+	unsigned int pg;
+	uint8_t *p;
+	int fd;
+
+	fd = memfd_create("faultinj-release", MFD_UNMAPPED);
+	if (fd < 0 || ftruncate(fd, bytes))
+		return 1;
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (p == MAP_FAILED || pagemap_fd < 0)
+		return 2;
+	for (pg = 0; pg < npages; pg++) {
+		fill_page((uint64_t *)(p + (size_t)pg * UPOOL_PAGE), 0xfee1, 1, pg);
+		pfns[pg] = pfn_of(p + (size_t)pg * UPOOL_PAGE);
+		if (!pfns[pg])
+			return 3;
+	}
+	/*
+	 * Exit with the file open: its last close comes after exit_mm(), with
+	 * no mm to zero the pages through, so they go back to the unmapped
+	 * free lists holding the marker.
+	 */
+	return 0;
+}
+
+/* Write @val to the already open @fd; no allocation of ours in between. */
+static int write_fd(int fd, const char *val)
+{
+	return pwrite(fd, val, strlen(val), 0) == (ssize_t)strlen(val) ? 0 : -errno;
+}
+
+/*
+ * Pageblocks given back to the direct map while every allocation fails. A
+ * child leaves a marker in free unmapped pages. Then this thread, the only
+ * task failslab and fail_page_alloc fail (each slab allocation past the
+ * first RELEASE_SLAB_SPACE bytes, each page), makes the shrinker give the
+ * blocks back through drop_caches, with the pool keeping none. A release
+ * must zero a block while it is hidden, allocating nothing for that, and
+ * only then make it present: the debug kernel warns (and its guest panics)
+ * if a block shows in the direct map before it is zero, as one did when
+ * the temporary alias the zeroing went through could not be allocated.
+ * Asserted: the shrinker gave blocks back meanwhile, the marker is in none
+ * of the child's pages through /proc/kcore afterwards, and the counters
+ * agree.
+ */
+static enum tap_result test_release(void)
+{
+	static const struct site slab = { .kind = FI_SLAB, .task_filter = true };
+	static const struct site page = { .kind = FI_PAGE, .task_filter = true };
+	unsigned int npages = RELEASE_BLOCKS * upool.pageblock / UPOOL_PAGE, pg;
+	u64_t vm0[UPOOL_NR_VMSTAT], vm1[UPOOL_NR_VMSTAT], reclaimed;
+	uint64_t *pfns, buf[UPOOL_PAGE / 8];
+	unsigned int found = 0, checked = 0;
+	int drop_fd, fail_fd, i, status, err;
+	long long slab_left, page_left;
+	bool ok = true;
+	struct counts c;
+	pid_t pid;
+
+	if (!back_to_zero())
+		return TAP_FAIL;
+	/* The worker keeps what is free (high far above), the shrinker none (low 0). */
+	for (i = 0; i < upool.nr_nodes; i++)
+		if (upool_set(upool.node[i].id, upool.pageblock, 0, 64 * upool.pageblock))
+			return TAP_FAIL;
+	pfns = mmap(NULL, npages * sizeof(*pfns), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (pfns == MAP_FAILED)
+		return TAP_FAIL;
+	pid = fork();
+	if (!pid)
+		_exit(release_child(pfns, npages));
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status)) {
+		tap_diag("release: the child failed (status %#x)", status);
+		munmap(pfns, npages * sizeof(*pfns));
+		return TAP_FAIL;
+	}
+	/* Its folios may wait in per-CPU LRU batches: drain them, then settle. */
+	upool_write_str("/proc/sys/vm/drop_caches", "1");
+	upool_settle(300, 10);
+
+	drop_fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+	fail_fd = open("/proc/thread-self/make-it-fail", O_WRONLY | O_CLOEXEC);
+	if (drop_fd < 0 || fail_fd < 0 || upool_vmstat_all(vm0) ||
+	    fi_enable(&slab, 100, FI_TIMES) || fi_write(FI_SLAB, "space", RELEASE_SLAB_SPACE) ||
+	    fi_enable(&page, 100, FI_TIMES)) {
+		tap_diag("release: cannot set up the injection");
+		ok = false;
+	} else {
+		/*
+		 * The shrinker is asked for half of what it counts on each
+		 * pass, so pass a few times (each write allocates 2 bytes of
+		 * the slab budget and nothing else of ours).
+		 */
+		err = write_fd(fail_fd, "1");
+		for (i = 0; !err && i < RELEASE_DROPS; i++)
+			err = write_fd(drop_fd, "2");
+		write_fd(fail_fd, "0");
+		tap_diag("release: %d drop_caches pass(es) under injection%s%s", err ? i - 1 : i,
+			 err ? ", the next one refused: " : "", err ? upool_errname(-err) : "");
+	}
+	slab_left = fi_times(FI_SLAB);
+	page_left = fi_times(FI_PAGE);
+	fi_disable_all();
+	if (drop_fd >= 0)
+		close(drop_fd);
+	if (fail_fd >= 0)
+		close(fail_fd);
+	if (upool_vmstat_all(vm1))
+		ok = false;
+	reclaimed = vm1[UPOOL_VM_BLOCK_RECLAIM] - vm0[UPOOL_VM_BLOCK_RECLAIM];
+	tap_diag("release: %llu pageblock(s) given back by the shrinker under injection; failed meanwhile: %lld slab, %lld page allocation(s)",
+		 (unsigned long long)reclaimed, FI_TIMES - slab_left, FI_TIMES - page_left);
+	if (ok && reclaimed < RELEASE_BLOCKS / 2) {
+		tap_diag("release: FAIL: fewer than half of the %u block(s) the child freed went back",
+			 RELEASE_BLOCKS);
+		ok = false;
+	}
+
+	for (pg = 0; have_kcore && pg < npages; pg++) {
+		if (kcore_read_phys(&kc, pfns[pg] * UPOOL_PAGE, buf, sizeof(buf)))
+			continue;
+		checked++;
+		if (page_is(buf, 0xfee1, 1, pg))
+			found++;
+	}
+	munmap(pfns, npages * sizeof(*pfns));
+	if (have_kcore)
+		tap_diag("release: %u of %u page(s) read through /proc/kcore, %u with the marker",
+			 checked, npages, found);
+	if (found) {
+		tap_diag("release: FAIL: a freed page's old contents are readable in the direct map");
+		ok = false;
+	}
+	if (!wait_consistent("release", &c))
+		ok = false;
+	return back_to_zero() && ok ? TAP_PASS : TAP_FAIL;
+}
+
 static const struct subtest subtests[] = {
 	{ "convert", "fail_function unmapped_convert_block under MFD_UNMAPPED/memfd_secret traffic",
 	  test_convert },
@@ -1167,6 +1321,8 @@ static const struct subtest subtests[] = {
 	  test_refill_retry },
 	{ "failslab", "failslab in the workload's tasks", test_failslab },
 	{ "fail_page_alloc", "fail_page_alloc in the workload's tasks", test_fail_page_alloc },
+	{ "release", "pageblocks given back by the shrinker while every allocation fails",
+	  test_release },
 };
 
 static void restore_on_signal(int sig)
