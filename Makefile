@@ -200,6 +200,7 @@ debug_prereq = $(if $(PREBUILT),,kernel-debug initramfs)
 # The KVM guest test fills every node's pool, so that a vCPU's faults find
 # a warm pool whichever node they come from.
 NUMA_GUEST_TESTS = unmapped_pool_test,unmapped_events_test,unmapped_pressure_test,$\
+	unmapped_reclaim_hold_test,$\
 	unmapped_hotplug_test,unmapped_boundary_test,secmemd_test,unmapped_meminfo_test,$\
 	kvm_gmem_no_direct_map_test
 print-numa-guest-tests:
@@ -238,7 +239,8 @@ check-guest-hibernate: $(debug_prereq)
 # took a minute and a half per run.
 # Only the second kernel's results are judged (check-log.py --handover).
 # The third run is the negative control: secretmem.kexec_zero=0 turns the
-# zeroing off, and every secret must then be found in /proc/vmcore.
+# zeroing off, and every secret still held must then be found in
+# /proc/vmcore, while the pages freed at exit, zeroed when freed, must not.
 KEXEC_TAR = $(BUILD)/kexec-image.tar
 KEXEC_HANDOVER = secmem-kexec-handover
 # $(call kexec_run,NAME,APPEND): one run, log and TAP named after NAME.

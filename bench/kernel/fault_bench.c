@@ -20,14 +20,16 @@
  *                            (default): the fewest function-call IPIs
  *                            (/proc/interrupts CAL) that any other CPU
  *                            received (see shootdowns()), an upper bound;
- *                            --flushes vmstat: nr_tlb_remote_flush, exact
- *                            where the kernel counts its range flushes
- *                            there (the patched kernel, patch 0016)
+ *                            --flushes vmstat: nr_tlb_remote_flush plus
+ *                            nr_tlb_kernel_flush, exact where the kernel
+ *                            counts its range flushes (the patched
+ *                            kernel, patch 0016)
  *   directmap4k_kib_per_gib  growth of DirectMap4k (/proc/meminfo) per GiB
  *   alloc_p99_us             99th percentile of one first touch, in us
  *
  * and, as extra figures, the raw counters the first two are made of
- * (nr_tlb_remote_flush from /proc/vmstat, CAL IPIs), the 50th/99.9th
+ * (nr_tlb_remote_flush and nr_tlb_kernel_flush from /proc/vmstat, CAL
+ * IPIs), the 50th/99.9th
  * percentile and maximum of a touch, the cost of one clock_gettime(), what
  * costs time but no instructions (local TLB flushes per fault from
  * nr_tlb_local_flush_all/_one, timer interrupts per second, rescheduling
@@ -54,7 +56,8 @@
  * barrier. fault_mib_s_tN: N x --size / (last thread's end - first
  * thread's start), the median of --rounds (3) rounds; thread_mib_s_tN: the
  * median over rounds of the median thread's own rate; flushes_per_mib_tN
- * (patched kernel): nr_tlb_remote_flush per MiB. --pool warm fills every
+ * (patched kernel): shootdowns (nr_tlb_remote_flush plus
+ * nr_tlb_kernel_flush) per MiB. --pool warm fills every
  * node's pool with 2 x N x --size first, so that files freed by a round
  * leave room for the next.
  *
@@ -256,7 +259,7 @@ static long long read_irq(const char *name, long long *percpu)
 }
 
 enum ctr {
-	C_CAL, C_TLB_IRQ, C_REMOTE_FLUSH, C_REMOTE_FLUSH_RECEIVED,
+	C_CAL, C_TLB_IRQ, C_REMOTE_FLUSH, C_REMOTE_FLUSH_RECEIVED, C_KERNEL_FLUSH,
 	C_DM4K, C_DM2M, C_BLOCK_UNMAP, C_ALLOC_POOL, C_ALLOC_CONVERT,
 	C_ALLOC_FAIL, C_UNMAPPED_TLB_FLUSH, C_MERMAP_FLUSH, C_PREZEROED,
 	C_SPLIT_2M, C_SPLIT_1G, C_LOCAL_FLUSH_ALL, C_LOCAL_FLUSH_ONE,
@@ -267,6 +270,7 @@ enum ctr {
 static const char *const vmstat_key[NCTR] = {
 	[C_REMOTE_FLUSH] = "nr_tlb_remote_flush",
 	[C_REMOTE_FLUSH_RECEIVED] = "nr_tlb_remote_flush_received",
+	[C_KERNEL_FLUSH] = "nr_tlb_kernel_flush",
 	[C_BLOCK_UNMAP] = "unmapped_block_unmap",
 	[C_ALLOC_POOL] = "unmapped_alloc_pool",
 	[C_ALLOC_CONVERT] = "unmapped_alloc_convert",
@@ -766,9 +770,10 @@ static void run_fault(enum kind k)
 #define D(c) ((double)(after[c] - before[c]))
 	figure("fault_mib_s", mib / (t1 - t0));
 	if (opt.flushes_vmstat) {
-		if (before[C_REMOTE_FLUSH] < 0)
-			die("--flushes vmstat: no nr_tlb_remote_flush in /proc/vmstat (CONFIG_DEBUG_TLBFLUSH)");
-		figure("tlb_flushes_per_mib", D(C_REMOTE_FLUSH) / mib);
+		if (before[C_REMOTE_FLUSH] < 0 || before[C_KERNEL_FLUSH] < 0)
+			die("--flushes vmstat: no nr_tlb_remote_flush and nr_tlb_kernel_flush in /proc/vmstat (CONFIG_DEBUG_TLBFLUSH, patched kernel)");
+		figure("tlb_flushes_per_mib",
+		       (D(C_REMOTE_FLUSH) + D(C_KERNEL_FLUSH)) / mib);
 	} else {
 		figure("tlb_flushes_per_mib",
 		       before[C_CAL] >= 0 ? shootdowns(cal0, cal1, cpus) / mib : 0);
@@ -789,6 +794,8 @@ static void run_fault(enum kind k)
 		figure("nr_tlb_remote_flush_received_per_mib",
 		       D(C_REMOTE_FLUSH_RECEIVED) / mib);
 	}
+	if (before[C_KERNEL_FLUSH] >= 0)
+		figure("nr_tlb_kernel_flush_per_mib", D(C_KERNEL_FLUSH) / mib);
 	figure("directmap2m_kib_per_gib", D(C_DM2M) / (mib / 1024));
 	/* Each split of a direct map huge page costs one shootdown too. */
 	if (before[C_SPLIT_1G] >= 0) {
@@ -994,6 +1001,8 @@ static void run_forkexit(enum kind k)
 	}
 	if (before[C_REMOTE_FLUSH] >= 0)
 		figure("nr_tlb_remote_flush_per_round", D(C_REMOTE_FLUSH));
+	if (before[C_KERNEL_FLUSH] >= 0)
+		figure("nr_tlb_kernel_flush_per_round", D(C_KERNEL_FLUSH));
 	if (before[C_CAL] >= 0)
 		figure("call_ipis_per_round", D(C_CAL));
 	if (before[C_CSW] >= 0)
@@ -1099,7 +1108,8 @@ static void run_scale(enum kind k)
 				last = t[i].t1;
 		}
 		read_counters(after, NULL);
-		flushes += after[C_REMOTE_FLUSH] - before[C_REMOTE_FLUSH];
+		flushes += after[C_REMOTE_FLUSH] - before[C_REMOTE_FLUSH] +
+			   after[C_KERNEL_FLUSH] - before[C_KERNEL_FLUSH];
 		pthread_barrier_destroy(&start);
 		total[r] = (double)n * (double)opt.size_mib / (last - first);
 		for (unsigned int i = 0; i < n; i++)
@@ -1118,7 +1128,7 @@ static void run_scale(enum kind k)
 	snprintf(name, sizeof(name), "thread_mib_s_t%u", n);
 	figure(name, thread[rounds / 2]);
 	/* Exact on the patched kernel only (patch 0016 counts kernel ranges). */
-	if (patched_kernel() && before[C_REMOTE_FLUSH] >= 0) {
+	if (before[C_REMOTE_FLUSH] >= 0 && before[C_KERNEL_FLUSH] >= 0) {
 		snprintf(name, sizeof(name), "flushes_per_mib_t%u", n);
 		figure(name, (double)flushes / ((double)rounds * n * opt.size_mib));
 	}
@@ -1144,7 +1154,8 @@ static void usage(FILE *f)
 "  --pool-timeout S  give up waiting for the pool after S seconds (120)\n"
 "  --cpu N           fault: run the loop on CPU N (default 0)\n"
 "  --flushes ipi|vmstat  fault: count shootdowns from IPIs (a bound, any\n"
-"                    kernel) or nr_tlb_remote_flush (exact, patched kernel)\n"
+"                    kernel) or nr_tlb_remote_flush + nr_tlb_kernel_flush\n"
+"                    (exact, patched kernel)\n"
 "  --case NAME       case name in the output (default <flavor>.<kind>[_<pool>])\n"
 "  --rounds N        forkexit: fork()s timed (default 200); scale: rounds (3)\n"
 "  --threads N       scale: threads faulting their own files at once (1)\n"

@@ -40,6 +40,12 @@
  *                of the wiped allocation fails with EIO, its free survives
  *                (no SIGBUS), secmem_wiped() is 0 again once it is freed,
  *                and a new allocation works.
+ *  8. abort      a hibernation that fails after the wipe still tells: with
+ *                the swap device off, a new MFD_UNMAPPED file held, "disk"
+ *                fails (the image cannot be written) after the snapshot.
+ *                The file is wiped all the same (SIGBUS), a SECRETS_WIPED
+ *                event comes with as many files as hibernation_wiped_files
+ *                grew by, and secret files can be created again at once.
  *
  * Markers are made by getrandom() straight into the memory they test; the
  * program keeps only bit-inverted copies in ordinary memory (kcore.h).
@@ -515,6 +521,80 @@ static enum tap_result test_libsecmem(void)
 	return ok ? TAP_PASS : TAP_FAIL;
 }
 
+/* --- 8. abort ------------------------------------------------------------------ */
+
+#define ABORT_BYTES		(16 * PG)
+
+static enum tap_result test_abort(void)
+{
+	volatile unsigned char *p;
+	struct nlt_listener events;
+	long long before, files;
+	bool ok = true;
+	char cmd[96];
+	int fd, err, i;
+
+	fd = memfd_create("abort", MFD_UNMAPPED | MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, ABORT_BYTES)) {
+		tap_diag("a secret file: %m");
+		return TAP_FAIL;
+	}
+	p = mmap(NULL, ABORT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		tap_diag("mmap: %m");
+		return TAP_FAIL;
+	}
+	memset((void *)p, 0x5a, ABORT_BYTES);
+	/* No swap: the snapshot is made, and writing it out fails. */
+	snprintf(cmd, sizeof(cmd), "swapoff %s", swapdev);
+	if (system(cmd) || upool_write_str(KNOB, "wipe") || nlt_listen(&events)) {
+		tap_diag("%s, the wipe policy or the event listener failed", cmd);
+		return TAP_FAIL;
+	}
+	before = wiped_files();
+	err = hibernate();
+	if (!err) {
+		tap_diag("hibernation without a swap device succeeded");
+		ok = false;
+	} else {
+		tap_diag("hibernation without a swap device failed: %s", upool_errname(-err));
+	}
+	files = wiped_files() - before;
+	nlt_poll(&events, 5000);
+	i = nlt_find(&events, SECMEM_CMD_EVENT_SECRETS_WIPED, -1, 0);
+	if (i < 0) {
+		tap_diag("no SECRETS_WIPED event after the failed hibernation");
+		ok = false;
+	} else {
+		const struct nlt_msg *m = &events.ev[i];
+
+		nlt_msg_diag("event", m);
+		if (files < 1 || m->val[SECMEM_ATTR_WIPED_FILES] != (unsigned long long)files ||
+		    m->val[SECMEM_ATTR_WIPED_BYTES] < ABORT_BYTES) {
+			tap_diag("SECRETS_WIPED: %llu files, %llu bytes; hibernation_wiped_files grew by %lld, want the same and at least 1 file of %lu bytes",
+				 m->val[SECMEM_ATTR_WIPED_FILES], m->val[SECMEM_ATTR_WIPED_BYTES],
+				 files, ABORT_BYTES);
+			ok = false;
+		}
+	}
+	nlt_unlisten(&events);
+	if (!read_faults(p)) {
+		tap_diag("the secret still reads after the failed hibernation's wipe");
+		ok = false;
+	}
+	munmap((void *)p, ABORT_BYTES);
+	close(fd);
+	/* Creation was refused only while the hibernation was under way. */
+	fd = memfd_create("after-abort", MFD_UNMAPPED | MFD_CLOEXEC);
+	if (fd < 0 || pwrite(fd, "x", 1, 0) != 1) {
+		tap_diag("a secret file after the failed hibernation: %m");
+		ok = false;
+	}
+	if (fd >= 0)
+		close(fd);
+	return ok ? TAP_PASS : TAP_FAIL;
+}
+
 /* --- 6. after ----------------------------------------------------------------- */
 
 static enum tap_result test_after(void)
@@ -558,7 +638,7 @@ int main(void)
 	atexit(restore_knob);
 
 	/* Hibernating needs the scratch disk: make check-guest-hibernate. */
-	tap_plan(swapdev[0] ? 7 : 1);
+	tap_plan(swapdev[0] ? 8 : 1);
 	tap_report(test_knob(), "hibernation knob: [refuse] wipe at boot, garbage EINVAL", NULL);
 	if (!swapdev[0]) {
 		tap_diag("no secmem.swap: only the knob here; the hibernation steps need VM_SWAP");
@@ -574,5 +654,7 @@ int main(void)
 	tap_report(test_cost(), "the kernel log gives the wipe's files, pages and time", NULL);
 	tap_report(test_after(), "after: secret files can be created and filled again", NULL);
 	tap_report(test_libsecmem(), "libsecmem: secmem_wiped() tells, and the heap goes on", NULL);
+	tap_report(test_abort(), "abort: a hibernation that fails after the wipe sends the event",
+		   NULL);
 	return tap_finish();
 }

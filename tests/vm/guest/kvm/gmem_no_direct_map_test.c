@@ -30,8 +30,8 @@
  *   teardown     after the VM and the file are gone, the pool holds as many
  *                free bytes as before the VM was made
  *
- * Shootdowns are nr_tlb_remote_flush (CONFIG_DEBUG_TLBFLUSH; the series
- * counts kernel-range flushes there too). Something else in the system may
+ * Shootdowns are nr_tlb_remote_flush plus nr_tlb_kernel_flush, the
+ * kernel-range flushes the series counts (CONFIG_DEBUG_TLBFLUSH). Something else in the system may
  * flush while a step is measured (a vfree() purge), so a step that counts
  * more than expected is tried again: one of three tries must be exact, and
  * none may count fewer.
@@ -174,7 +174,7 @@ static void run_to(struct vm_ctx *c, uint64_t stage)
 }
 
 struct counters {
-	long long flushes;	/* nr_tlb_remote_flush */
+	long long flushes;	/* nr_tlb_remote_flush + nr_tlb_kernel_flush */
 	long long conversions;	/* unmapped_block_unmap */
 	long long from_pool;	/* unmapped_alloc_pool */
 	long long failed;	/* unmapped_alloc_fail */
@@ -183,7 +183,8 @@ struct counters {
 
 static void read_counters(struct counters *c)
 {
-	c->flushes = upool_vmstat("nr_tlb_remote_flush");
+	c->flushes = upool_vmstat("nr_tlb_remote_flush") +
+		     upool_vmstat("nr_tlb_kernel_flush");
 	c->conversions = upool_vmstat("unmapped_block_unmap");
 	c->from_pool = upool_vmstat("unmapped_alloc_pool");
 	c->failed = upool_vmstat("unmapped_alloc_fail");
