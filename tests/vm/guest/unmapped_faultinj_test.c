@@ -31,7 +31,9 @@
  *  fail_page_alloc fail_page_alloc, every page allocation of the workload's
  *                  tasks
  *  release         failslab and fail_page_alloc, every allocation of the
- *                  one thread that makes the shrinker give pageblocks back
+ *                  one thread that makes the shrinker give pageblocks back,
+ *                  from pages a child left holding a marker (fail_function
+ *                  on secretmem_zero_freed(), the zeroing at free)
  *                  (test_release() says what it asserts)
  *
  * The injectable functions are the series' (ALLOW_ERROR_INJECTION). Not
@@ -84,6 +86,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "failfn.h"
 #include "hash.h"
 #include "kcore.h"
 #include "klog.h"
@@ -1183,9 +1186,10 @@ static int release_child(uint64_t *pfns, unsigned int npages)
 			return 3;
 	}
 	/*
-	 * Exit with the file open: its last close comes after exit_mm(), with
-	 * no mm to zero the pages through, so they go back to the unmapped
-	 * free lists holding the marker.
+	 * Exit with the file open. Its last close zeroes the pages as they
+	 * are freed, unless the parent made secretmem_zero_freed() fail, as
+	 * it does: then they go back to the unmapped free lists holding the
+	 * marker, as pages freed outside task context would.
 	 */
 	return 0;
 }
@@ -1198,10 +1202,12 @@ static int write_fd(int fd, const char *val)
 
 /*
  * Pageblocks given back to the direct map while every allocation fails. A
- * child leaves a marker in free unmapped pages. Then this thread, the only
- * task failslab and fail_page_alloc fail (each slab allocation past the
- * first RELEASE_SLAB_SPACE bytes, each page), makes the shrinker give the
- * blocks back through drop_caches, with the pool keeping none. A release
+ * child leaves a marker in free unmapped pages (with the zeroing at free
+ * made to fail, as for pages freed outside task context). Then this
+ * thread, the only task failslab and fail_page_alloc fail (each slab
+ * allocation past the first RELEASE_SLAB_SPACE bytes, each page), makes
+ * the shrinker give the blocks back through drop_caches, with the pool
+ * keeping none. A release
  * must zero a block while it is hidden, allocating nothing for that, and
  * only then make it present: the debug kernel warns (and its guest panics)
  * if a block shows in the direct map before it is zero, as one did when
@@ -1238,15 +1244,23 @@ static enum tap_result test_release(void)
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (pfns == MAP_FAILED)
 		return TAP_FAIL;
+	/* The child's pages are freed holding the marker: see release_child(). */
+	if (failfn_inject("secretmem_zero_freed", "0xfffffffffffffff5")) {
+		munmap(pfns, npages * sizeof(*pfns));
+		return TAP_FAIL;
+	}
 	pid = fork();
 	if (!pid)
 		_exit(release_child(pfns, npages));
+	status = -1;
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status)) {
+		failfn_stop();
 		tap_diag("release: the child failed (status %#x)", status);
 		munmap(pfns, npages * sizeof(*pfns));
 		return TAP_FAIL;
 	}
+	failfn_stop();
 	if (upool_flush_mode(flush_mode, sizeof(flush_mode)))
 		tap_diag("release: cannot read the flush_on_free mode");
 	/* Its folios may wait in per-CPU LRU batches: drain them, then settle. */
