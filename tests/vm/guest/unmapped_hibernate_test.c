@@ -318,6 +318,35 @@ static enum tap_result test_refuse(void)
 	return TAP_PASS;
 }
 
+/*
+ * Wait for the SECRETS_WIPED event on @events: it must name @files files,
+ * at least @min_bytes bytes, and no node. @when is for the diagnostics.
+ */
+static bool wiped_event_ok(struct nlt_listener *events, long long files,
+			   unsigned long min_bytes, const char *when)
+{
+	const struct nlt_msg *m;
+	int i;
+
+	/* Sent once tasks run again: already queued, or about to be. */
+	nlt_poll(events, 5000);
+	i = nlt_find(events, SECMEM_CMD_EVENT_SECRETS_WIPED, -1, 0);
+	if (i < 0) {
+		tap_diag("no SECRETS_WIPED event after %s", when);
+		return false;
+	}
+	m = &events->ev[i];
+	nlt_msg_diag("event", m);
+	if (m->val[SECMEM_ATTR_WIPED_FILES] != (unsigned long long)files ||
+	    m->val[SECMEM_ATTR_WIPED_BYTES] < min_bytes || nlt_has(m, SECMEM_ATTR_NODE)) {
+		tap_diag("SECRETS_WIPED after %s: %llu files, %llu bytes, want %lld files and at least %lu bytes, no node",
+			 when, m->val[SECMEM_ATTR_WIPED_FILES], m->val[SECMEM_ATTR_WIPED_BYTES],
+			 files, min_bytes);
+		return false;
+	}
+	return true;
+}
+
 /* --- 3. wipe ------------------------------------------------------------------ */
 
 static long long wiped_before;
@@ -328,7 +357,7 @@ static enum tap_result test_wipe(void)
 	unsigned char c;
 	bool ok = true;
 	double t;
-	int err, i;
+	int err;
 
 	wiped_before = wiped_files();
 	if (secmem_wiped() != 0) {
@@ -362,25 +391,8 @@ static enum tap_result test_wipe(void)
 		nlt_unlisten(&events);
 		return TAP_FAIL;
 	}
-	/* Sent once tasks run again: already queued, or about to be. */
-	nlt_poll(&events, 5000);
-	i = nlt_find(&events, SECMEM_CMD_EVENT_SECRETS_WIPED, -1, 0);
-	if (i < 0) {
-		tap_diag("no SECRETS_WIPED event after the hibernation");
+	if (!wiped_event_ok(&events, NR_WIPED_FILES, SECRET_BYTES + PG, "the hibernation"))
 		ok = false;
-	} else {
-		const struct nlt_msg *m = &events.ev[i];
-
-		nlt_msg_diag("event", m);
-		if (m->val[SECMEM_ATTR_WIPED_FILES] != NR_WIPED_FILES ||
-		    m->val[SECMEM_ATTR_WIPED_BYTES] < SECRET_BYTES + PG ||
-		    nlt_has(m, SECMEM_ATTR_NODE)) {
-			tap_diag("SECRETS_WIPED: %llu files, %llu bytes, want %d files and at least %lu bytes, no node",
-				 m->val[SECMEM_ATTR_WIPED_FILES], m->val[SECMEM_ATTR_WIPED_BYTES],
-				 NR_WIPED_FILES, SECRET_BYTES + PG);
-			ok = false;
-		}
-	}
 	nlt_unlisten(&events);
 	tap_diag("hibernated to %s and resumed from it in %.1f s", swapdev, t);
 	if (!read_faults(mfd_map) || !read_faults(mfd_map + SECRET_BYTES - PG)) {
@@ -532,7 +544,7 @@ static enum tap_result test_abort(void)
 	long long before, files;
 	bool ok = true;
 	char cmd[96];
-	int fd, err, i;
+	int fd, err;
 
 	fd = memfd_create("abort", MFD_UNMAPPED | MFD_CLOEXEC);
 	if (fd < 0 || ftruncate(fd, ABORT_BYTES)) {
@@ -559,24 +571,14 @@ static enum tap_result test_abort(void)
 	} else {
 		tap_diag("hibernation without a swap device failed: %s", upool_errname(-err));
 	}
+	/* As many files as hibernation_wiped_files grew by, this one at least. */
 	files = wiped_files() - before;
-	nlt_poll(&events, 5000);
-	i = nlt_find(&events, SECMEM_CMD_EVENT_SECRETS_WIPED, -1, 0);
-	if (i < 0) {
-		tap_diag("no SECRETS_WIPED event after the failed hibernation");
+	if (files < 1) {
+		tap_diag("hibernation_wiped_files grew by %lld, want at least 1", files);
 		ok = false;
-	} else {
-		const struct nlt_msg *m = &events.ev[i];
-
-		nlt_msg_diag("event", m);
-		if (files < 1 || m->val[SECMEM_ATTR_WIPED_FILES] != (unsigned long long)files ||
-		    m->val[SECMEM_ATTR_WIPED_BYTES] < ABORT_BYTES) {
-			tap_diag("SECRETS_WIPED: %llu files, %llu bytes; hibernation_wiped_files grew by %lld, want the same and at least 1 file of %lu bytes",
-				 m->val[SECMEM_ATTR_WIPED_FILES], m->val[SECMEM_ATTR_WIPED_BYTES],
-				 files, ABORT_BYTES);
-			ok = false;
-		}
 	}
+	if (!wiped_event_ok(&events, files, ABORT_BYTES, "the failed hibernation"))
+		ok = false;
 	nlt_unlisten(&events);
 	if (!read_faults(p)) {
 		tap_diag("the secret still reads after the failed hibernation's wipe");
